@@ -1,8 +1,9 @@
 """`verify` of a hand-edited bundle: a secret edited into its manifest.json, run-parameters.json
 or a policy copy is never printed (value, key or file name: `<not shown: looks like a
-secret>`, also where the value is shortened); `--no-rerun` names every run parameter of a
-type export never writes at its JSON path, as the re-run names the first; a run-parameters.json
-too large to read is a problem, never the run id left unchecked without a word."""
+secret>`, also where the value is shortened), nor the command's own token (`[token]`, however
+long); `--no-rerun` names every run parameter of a type export never writes at its JSON path,
+as the re-run names the first; a run-parameters.json too large to read is a problem, never the
+run id left unchecked without a word."""
 
 from __future__ import annotations
 
@@ -204,6 +205,19 @@ def test_no_rerun_names_every_run_parameter_of_another_type(exported: Path, tmp_
         (lambda p: p.update(diffKeys=5), "$.diffKeys"),
         (lambda p: p.update(readinessModel="m.yaml"), "$.readinessModel: expected {bundled, "),
         (lambda p: p.update(usageDays=3660, at="1975-01-01T00:00:00+00:00"), "before 1970-01-01"),
+        # a bundled file outside the bundle: `--no-rerun` said `Verified` (review R63 #2)
+        (
+            lambda p: p["policies"][0].update(bundled="/etc/hostname"),
+            "$.policies[0].bundled: '/etc/hostname' is not a file inside the bundle",
+        ),
+        (
+            lambda p: p["policies"][0].update(bundled="../elsewhere.yaml"),
+            "$.policies[0].bundled: '../elsewhere.yaml' is not a file inside the bundle",
+        ),
+        (
+            lambda p: p["readinessModel"].update(bundled="/tmp/readiness-model.yaml"),
+            "$.readinessModel.bundled: '/tmp/readiness-model.yaml' is not a file inside the",
+        ),
     ],
 )
 def test_no_rerun_names_a_run_parameter_as_the_rerun_does(
@@ -248,3 +262,63 @@ def test_an_intact_bundle_still_verifies(exported: Path, tmp_path: Path) -> None
     code, out, err = run_cli(["verify", "--no-rerun", str(exported)], {}, tmp_path)
     assert (code, err) == (0, ""), err
     assert out.startswith(f"Verified {exported}: "), out
+
+
+#: A passphrase-like token no detector flags, longer than the 40 characters a value is cut to.
+LONG_TOKEN = "acme-audit-owner-token-for-nightly-ci-runs-2026"
+
+
+def _long_token_twice(bundle: Path) -> None:
+    text = (bundle / "run-parameters.json").read_text()
+    twice = text.replace('"runId": ', f'"{LONG_TOKEN}": 1, "{LONG_TOKEN}": 2, "runId": ', 1)
+    _write(bundle, "run-parameters.json", twice.encode())
+
+
+OWN_TOKEN_EDITS: dict[str, Callable[[Path], None]] = {
+    "a run parameter's value": lambda b: _params(b, lambda p: p.update(failOn=LONG_TOKEN)),
+    "a run parameter's key written twice": _long_token_twice,
+    "a field of the manifest": lambda b: _manifest(b, lambda m: m.update({LONG_TOKEN: 1})),
+    "a redaction key": lambda b: _manifest(b, lambda m: m["redaction"].update({LONG_TOKEN: 1})),
+}
+
+
+@pytest.mark.parametrize("rerun", [True, False], ids=["rerun", "no-rerun"])
+@pytest.mark.parametrize("edit", sorted(OWN_TOKEN_EDITS))
+def test_the_commands_own_token_in_a_bundle_reads_token_where_it_is_shortened(
+    exported: Path, tmp_path: Path, edit: str, rerun: bool
+) -> None:
+    """The command's own token, 41 characters or more, was cut to 40 before `[token]` was
+    looked for: its first 38-40 characters were printed (review R63 #1)."""
+    bundle = _copy(exported, tmp_path)
+    OWN_TOKEN_EDITS[edit](bundle)
+    argv = ["verify", str(bundle)] + ([] if rerun else ["--no-rerun"])
+    code, out, err = run_cli(argv, {"AUDITOR_TOKEN": LONG_TOKEN}, tmp_path)
+    assert code == 2, out + err
+    assert "[token]" in err, err
+    for form in [*secret_forms(LONG_TOKEN), LONG_TOKEN[:16], LONG_TOKEN[-16:]]:
+        assert form not in out + err, err
+
+
+@pytest.mark.parametrize("rerun", [True, False], ids=["rerun", "no-rerun"])
+@pytest.mark.parametrize(
+    ("folders", "shown"),
+    [
+        (("a b", "password=hunter2"), f"a b/password={NOT_SHOWN}/"),
+        (("ci build", "Gx4nPz7Q0aB9cD3eF5hJ2kL"), f"ci build/{NOT_SHOWN}/bundle/"),
+    ],
+)
+def test_a_run_parameter_problem_names_its_file_in_a_bundle_path_with_a_space(
+    exported: Path, tmp_path: Path, folders: tuple[str, str], shown: str, rerun: bool
+) -> None:
+    """A bundle path with a space was read as text by the input-file screening: a name in it
+    that looks like a secret took the rest of the path with it, and the file the problem is
+    about (run-parameters.json) was no longer named (review R63 #3)."""
+    bundle = Path(shutil.copytree(exported, tmp_path.joinpath(*folders, "bundle")))
+    _params(bundle, lambda p: p.update(failOn="zzz"))
+    argv = ["verify", str(bundle)] + ([] if rerun else ["--no-rerun"])
+    code, out, err = run_cli(argv, {}, tmp_path)
+    assert code == 2, out + err
+    lead = "re-run: the bundle cannot be evaluated: " if rerun else ""
+    said = f"auditor: verify: {lead}{tmp_path}/{shown}run-parameters.json: $.failOn: expected one"
+    assert said in err, err
+    assert folders[1][-12:] not in out + err, err

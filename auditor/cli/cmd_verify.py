@@ -30,9 +30,11 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
     bundle = Path(ctx.cwd) / args.bundle
     key = Path(ctx.cwd) / args.key if args.key else None
     ctx.paths.add(str(bundle))  # a part of it that looks like a secret is not shown in an error
-    result = verify_bundle(bundle, key=key, rerun=not args.no_rerun)
-    tokens = ctx.secrets()  # a path typed as the token (`verify "$AUDITOR_TOKEN"`): `[token]`
-    # and a name in it that the detectors flag not shown, as every command's lines show a path
+    tokens = ctx.secrets()  # a value of the bundle a problem quotes: `[token]` before it is
+    # shortened (after, the first 40 characters of a long one showed: review R63 #1)
+    result = verify_bundle(bundle, key=key, rerun=not args.no_rerun, tokens=tokens)
+    # a path typed as the token (`verify "$AUDITOR_TOKEN"`): `[token]`, and a name in it that
+    # the detectors flag not shown, as every command's lines show a path
     shown = terminal_text(printed_path(bundle, tokens))  # (a line break in it: one line)
     for note in result.notes:
         print(f"auditor: note: {_shown(note, tokens, bundle)}", file=ctx.stderr)

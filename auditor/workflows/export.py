@@ -33,6 +33,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -909,8 +910,33 @@ def _json_fault(value: Any) -> str | None:
 
 def _at(parts: tuple[str | int, ...]) -> str:
     """A JSON path of a bundle file as an error shows it: a key in it that the value
-    detectors take for a secret (a hand-edited bundle's) not shown (`shown_value`)."""
-    return render(tuple(shown_value(p) if isinstance(p, str) else p for p in parts))
+    detectors take for a secret (a hand-edited bundle's) not shown, the command's own token
+    `[token]` (`shown_value`)."""
+    tokens = _TOKENS.get()
+    return render(tuple(shown_value(p, tokens) if isinstance(p, str) else p for p in parts))
+
+
+#: The command's own tokens (`verify`'s `AUDITOR_TOKEN`, a token file's) while it reads a
+#: bundle (`reading_as`): a value, key or name of the bundle an error quotes shows each as
+#: `[token]` before it is shortened. Cut short first, a long token was no longer the one the
+#: command's own scrub looks for, and 40 of its characters were printed (review R63 #1).
+_TOKENS: ContextVar[tuple[str, ...]] = ContextVar("auditor_bundle_tokens", default=())
+
+
+@contextlib.contextmanager
+def reading_as(tokens: Iterable[str]) -> Iterator[None]:
+    """Read a bundle (`bundle_object`, `evaluate_bundle`, `parameter_problems`) for a command
+    whose own tokens are `tokens`: its errors show each as `[token]` (`_TOKENS`)."""
+    reset = _TOKENS.set(tuple(tokens))
+    try:
+        yield
+    finally:
+        _TOKENS.reset(reset)
+
+
+def bundle_tokens() -> tuple[str, ...]:
+    """The command's own tokens while it reads a bundle (`reading_as`), for `verify`'s words."""
+    return _TOKENS.get()
 
 
 def _kind(value: Any) -> str:
@@ -1071,7 +1097,7 @@ class _ParameterReader:
     by Python's words for it (`ValueError: Invalid isoformat string`)."""
 
     def __init__(self, bundle: Path, params: dict[str, Any]) -> None:
-        self.where, self.params = str(bundle / PARAMETERS), params
+        self.bundle, self.where, self.params = bundle, str(bundle / PARAMETERS), params
 
     def __call__(self, key: str, read: Callable[[Any], Any], expected: str) -> Any:
         where = f"{self.where}: {render((key,))}"
@@ -1092,8 +1118,10 @@ class _ParameterReader:
 
     def inputs(self) -> None:
         """`policies` (a non-empty list), `waivers` (or null) and `readinessModel`: each
-        `{bundled, shown}`, texts. An empty list would load no file of the bundle: the
-        current folder's policies were looked for."""
+        `{bundled, shown}`, texts, `bundled` a path inside the bundle (`_inside`: the value
+        alone, nothing read, so that `verify --no-rerun` refuses one outside it as the re-run
+        does, review R63 #2). An empty list would load no file of the bundle: the current
+        folder's policies were looked for."""
         policies = self.params.get("policies")
         if not isinstance(policies, list) or not policies:
             raise BundleError(
@@ -1118,6 +1146,7 @@ class _ParameterReader:
                     raise BundleError(
                         f"{self.where}: {render((*parts, key))}: expected a text, {got}"
                     )
+            _inside(self.bundle, entry["bundled"], (*parts, "bundled"), links=False)
 
 
 def _got(holder: Mapping[Any, Any], key: Any) -> str:
@@ -1158,35 +1187,46 @@ def _a_flag(value: Any) -> bool:
     return value
 
 
-def _inside(bundle: Path, name: object) -> Path:
-    """A file the run parameters name, which must be one of the bundle's own files (listed in
-    its manifest, checked by `verify`): a relative path inside the bundle, no `..`, no link
-    (nor a folder above it that is one)."""
+def _inside(bundle: Path, name: object, at: tuple[str | int, ...], *, links: bool = True) -> Path:
+    """A file the run parameters name (at JSON path `at`), which must be one of the bundle's
+    own files (listed in its manifest, checked by `verify`): a relative path inside the
+    bundle, no `..`, and, with `links`, no link (nor a folder above it that is one). Without
+    it, the value alone is judged (`_ParameterReader.inputs`: a link is the bundle's folder,
+    not the run parameter, and `verify --no-rerun` names it by its file check already)."""
     text = str(name)
     parts = Path(text).parts
     path = bundle / text
     # os.path.islink: False, not an unexpected PermissionError, under a folder of mode 000
-    linked = any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
-    if not text or Path(text).is_absolute() or ".." in parts or os.path.islink(path) or linked:
-        shown = printed_path(text)
-        raise BundleError(f"{bundle / PARAMETERS}: {shown!r} is not a file inside the bundle")
+    linked = links and (
+        os.path.islink(path)
+        or any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
+    )
+    if not text or Path(text).is_absolute() or ".." in parts or linked:
+        shown = printed_path(text, _TOKENS.get())
+        raise BundleError(
+            f"{bundle / PARAMETERS}: {render(at)}: {shown!r} is not a file inside the bundle"
+        )
     return path
 
 
 def _loaded(bundle: Path, params: dict[str, Any]) -> LoadedPolicy:
     """The bundled inputs, loaded, with the names the original run showed."""
     entries = params["policies"]
-    policy = load_policies([_inside(bundle, e["bundled"]) for e in entries])
-    shown = {str(_inside(bundle, e["bundled"])): e["shown"] for e in entries}
+    paths = [
+        _inside(bundle, e["bundled"], ("policies", n, "bundled")) for n, e in enumerate(entries)
+    ]
+    policy = load_policies(paths)
+    shown = {str(path): e["shown"] for path, e in zip(paths, entries, strict=True)}
     policy = with_shown_paths(policy, shown)
     waivers: tuple[Any, ...] = ()
     if params.get("waivers"):
         w = params["waivers"]
         waivers = tuple(
             replace(x, source=replace(x.source, file=w["shown"])) if x.source else x
-            for x in load_waivers(_inside(bundle, w["bundled"]))
+            for x in load_waivers(_inside(bundle, w["bundled"], ("waivers", "bundled")))
         )
-    model = load_readiness_model(_inside(bundle, params["readinessModel"]["bundled"]))
+    model_at = ("readinessModel", "bundled")
+    model = load_readiness_model(_inside(bundle, params["readinessModel"]["bundled"], model_at))
     return LoadedPolicy(policy, waivers, model, _cited(bundle, params))
 
 
@@ -1205,7 +1245,7 @@ def _cited(bundle: Path, params: dict[str, Any]) -> tuple[tuple[InputFile, str],
         named.append(("waivers", params["waivers"]))
     files = []
     for role, entry in named:
-        _inside(bundle, entry["bundled"])  # read (and so checked) already, as it was loaded
+        # (a file inside the bundle, `_ParameterReader.inputs`; read already, as it was loaded)
         digest = hashlib.sha256(_bundle_read(bundle, str(entry["bundled"]))).hexdigest()
         files.append((InputFile(role, str(entry["shown"]), digest), ""))
     return tuple(files)
@@ -1261,8 +1301,9 @@ def _bundle_source(bundle: Path, params: dict[str, Any]) -> DataSource | None:
 
 def _shown(value: Any) -> str:
     """A value of a bundle file as an error shows it: a secret the value detectors find in it
-    (a hand-edited bundle's) not shown, judged before it is shortened (`shown_value`)."""
-    return escape.shorten(shown_value(orjson.dumps(value).decode()), 40)
+    (a hand-edited bundle's) not shown, the command's own token `[token]`, both judged before
+    it is shortened (`shown_value`)."""
+    return escape.shorten(shown_value(orjson.dumps(value).decode(), _TOKENS.get()), 40)
 
 
 #: What a check of `_options` gives for a value it found wrong (and named).
@@ -1383,11 +1424,13 @@ __all__ = [
     "ExportRequest",
     "bundle_entries",
     "bundle_files",
+    "bundle_tokens",
     "evaluate_bundle",
     "export_bundle",
     "load_public_key",
     "not_reproduced_warning",
     "parameter_problems",
+    "reading_as",
     "redaction_record",
     "result_statuses",
     "write_tables",

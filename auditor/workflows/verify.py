@@ -50,11 +50,13 @@ from auditor.workflows.export import (
     BundleError,
     bundle_entries,
     bundle_object,
+    bundle_tokens,
     evaluate_bundle,
     file_digest,
     load_public_key,
     not_reproduced_warning,
     parameter_problems,
+    reading_as,
     redaction_record,
     result_statuses,
     write_tables,
@@ -363,16 +365,18 @@ def written_fields(made_by: Any) -> tuple[str, ...]:
 def _shown_value(value: Any) -> str:
     """A value of the bundle (its JSON text) as a problem shows it: a secret the value
     detectors find in it reads `<not shown: looks like a secret>` (a hand-edited bundle may
-    hold one: export writes none), judged before it is shortened (a token cut short is no
-    longer one they know), as `_name` shows a key or a file's name."""
-    return escape.shorten(shown_value(escape.show_value(value)), 80)
+    hold one: export writes none), the command's own token `[token]`, both judged before it
+    is shortened (a token cut short is no longer one they, or the command's scrub, know), as
+    `_name` shows a key or a file's name."""
+    return escape.shorten(shown_value(escape.show_value(value), bundle_tokens()), 80)
 
 
 def _name(name: str, limit: int | None = None) -> str:
     """A key or a file's name of the bundle as a problem shows it: each name in it (between
-    `/`) that the value detectors take for a secret not shown (`printed_path`); ordinary
-    names (all of a bundle export writes) ask no detector."""
-    shown = printed_path(name)
+    `/`) that the value detectors take for a secret not shown, the command's own token
+    `[token]`, before it is shortened (`printed_path`); ordinary names (all of a bundle export
+    writes) ask no detector."""
+    shown = printed_path(name, bundle_tokens())
     return shown if limit is None else escape.shorten(shown, limit)
 
 
@@ -799,7 +803,10 @@ def _release_note(made_by: Any) -> str:
 def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
     """The re-run's error as one problem: its first line, and the mistakes it lists (an
     invalid readiness model's or waivers file's, one per line) as that problem's details,
-    never joined into one line."""
+    never joined into one line. An input file's error (a policy copy's line, with its value)
+    is shown as `run` shows one (`quoting`); the bundle reader's own (`BundleError`: the run
+    parameters') has judged each value it quotes already, and its file is the bundle's path
+    and a name (`problem_lines` would read a path with a space as text: review R63 #3)."""
     head, *lines = str(exc).split("\n")
     if isinstance(exc, InvalidModel):  # apart: the bundle's path may hold a line break
         head, lines = f"{exc.source}: invalid readiness model:", exc.problems
@@ -808,7 +815,8 @@ def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
         lines = [line for p in exc.problems for line in p.split("\n")]
     lead = "re-run: the bundle cannot be evaluated: "
     out.problems.append(f"{lead}{head}")
-    out.quoting[len(out.problems) - 1] = len(lead)
+    if not isinstance(exc, BundleError):
+        out.quoting[len(out.problems) - 1] = len(lead)
     if lines:
         out.details[len(out.problems) - 1] = lines
 
@@ -853,7 +861,7 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: An
             # problem among the others (the hashes, the signature), never the command's only line
             out.problems.append(
                 "re-run: the bundle cannot be evaluated: unexpected "
-                f"{type(exc).__name__}: {shown_value(str(exc))}"
+                f"{type(exc).__name__}: {shown_value(str(exc), bundle_tokens())}"
             )
             return
         derived.check(manifest, len(data.findings), out, note)
@@ -960,11 +968,19 @@ def _matches(
     return False
 
 
-def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) -> Verification:
+def verify_bundle(
+    bundle: Path, *, key: Path | None = None, rerun: bool = True, tokens: Iterable[str] = ()
+) -> Verification:
     """Check every hash, the signature (with `key`) and, with `rerun`, re-run the evaluation
     (without it, the manifest's counts are checked against the files, `_check_counts`, and
     every run parameter's value as the re-run reads it, `parameter_problems`: one of another
-    type passed unread, review R59 #2)."""
+    type passed unread, review R59 #2). A value of the bundle a problem quotes shows each of
+    `tokens` (the command's own) as `[token]`, before it is shortened (`reading_as`)."""
+    with reading_as(tokens):
+        return _verified(bundle, key, rerun)
+
+
+def _verified(bundle: Path, key: Path | None, rerun: bool) -> Verification:
     raw, manifest = _manifest(bundle)
     out = Verification()
     _check_files(bundle, manifest["files"], out)
@@ -975,8 +991,7 @@ def verify_bundle(bundle: Path, *, key: Path | None = None, rerun: bool = True) 
         _rerun(bundle, out, manifest, differ)
     else:  # the counts the re-run would derive, as the bundle's files state them
         _check_counts(bundle, manifest, out)
-        # and the run parameters' values, as the re-run reads them (each named at its path)
-        for problem in parameter_problems(bundle, params) if params is not None else ():
-            out.quoting[len(out.problems)] = 0  # (as the re-run's: `problem_lines`)
-            out.problems.append(problem)
+        # and the run parameters' values, as the re-run reads them (each named at its path,
+        # each value judged by the reader: `_cannot_evaluate`)
+        out.problems.extend(parameter_problems(bundle, params) if params is not None else ())
     return out

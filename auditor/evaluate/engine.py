@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import TypeVar
 
 from auditor.evaluate import incremental, readiness
@@ -113,6 +114,10 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     if run is not None:
         steps_seen = run.total_steps
         state.keep_change(by_target["change"], run)
+        alone = None if steps_seen else _alone(inputs)
+        if alone is not None:  # nothing to judge, and so nothing left unjudged
+            results += [_no_step(rule, alone) for rule in by_target["change"]]
+            by_target["change"] = []
     if inputs.reports:
         repo_memos = state.memos(by_target["readiness"])
         results += _readiness(repo_memos, by_target["org"], inputs, env, state)
@@ -147,6 +152,34 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
         state_revision=state.revision,
         failing_spans=failing_spans,
     )
+
+
+#: Why a change rule is `not_applicable` on a history of one revision (see `_alone`).
+NO_STEP = (
+    "no change step to judge: the history holds one revision (rev {}); a change rule judges "
+    "each step from one revision to the next"
+)
+
+
+def _alone(inputs: EvaluationInputs) -> Revision | None:
+    """The revision under test when it is the only one of the history the steps are drawn
+    from (a new organization's first sync, `--at` before the second revision): there is no
+    step, and a change rule has nothing to judge, which is no gap in the audit. None
+    otherwise: no revision at all, or steps given apart from the history (a review, a test
+    case), whose absence is a gap. Called only when no step was seen, so the history holds
+    at most one revision and reading it again costs one."""
+    settings = inputs.settings
+    if settings is None or inputs.history is None or not _same_walk(inputs):
+        return None
+    walked = [r.revision for r in islice(inputs.history, 2)]
+    return settings if walked == [settings.revision] else None
+
+
+def _no_step(rule: Rule, alone: Revision) -> RuleResult:
+    """A change rule's result on a history of one revision: not applicable, once."""
+    label = f"no steps (revision {alone.revision} alone)"
+    subject = Subject("change", "change:all", label)
+    return RuleResult(rule, subject, "not_applicable", NO_STEP.format(alone.revision))
 
 
 def _one(settings: Revision | None) -> tuple[Revision, ...]:

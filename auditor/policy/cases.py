@@ -163,6 +163,8 @@ class _CaseReader:
                 self.fail(
                     (*where, key), f"unknown key `{key}`{suggest(str(key), CASE_KEYS)}", key=True
                 )
+        if "name" in raw:
+            self._name(raw["name"], (*where, "name"))
         expect = self._expect(raw["expect"], (*where, "expect"))
         self._judged(raw, (*where, "expect"))
         moment = self._now(raw.get("now"), (*where, "now"), now)
@@ -171,6 +173,19 @@ class _CaseReader:
             return None
         documents = tuple(plain(raw[k], self.doc, (*where, k)) for k in _DATA_KEYS if k in raw)
         return Case(_shown_name(raw.get("name"), index), inputs, expect, documents)
+
+    def _name(self, raw: Any, where: tuple[str | int, ...]) -> None:
+        """A `name:` given holds one: an empty or null one (a name cut, a template's gap) or
+        a list or mapping is refused, as a waiver file refuses an empty field, rather than
+        read as `case N` or as Python's text of the list."""
+        if isinstance(raw, list | dict):
+            self.fail(where, "a test case's `name` must be text, got a list or mapping")
+        elif raw is None or not str(raw).strip():
+            self.fail(
+                where,
+                "a test case's `name` must be text, got nothing (empty or null): give it one, "
+                "or leave `name:` out for `case N`",
+            )
 
     def _expect(self, raw: Mapping[str, Any], where: tuple[str | int, ...]) -> dict[str, str]:
         known = [r.id for r in self.policy.rules] if self.policy else []
@@ -193,13 +208,16 @@ class _CaseReader:
 
     def _judged(self, raw: Mapping[str, Any], where: tuple[str | int, ...]) -> None:
         """Each rule expected is given what its target judges (`settings:` for a settings
-        rule …): otherwise it is not evaluated, which no expected status can name."""
+        rule, a report or more for a readiness rule …): otherwise it is not evaluated, which
+        no expected status can name."""
         if self.policy is None:
             return
         if "usage" in raw:  # a usage case judges its days under its settings, nothing else
             given = {"usage"} | ({"settings"} if "settings" in raw else set())
         else:
-            given = {target for target, keys in _NEEDS.items() if any(k in raw for k in keys)}
+            # `reports: []` (or null) gives none: the rules judging them are not evaluated
+            held = [k for k in raw if k != "reports" or raw[k] not in (None, [])]
+            given = {target for target, keys in _NEEDS.items() if any(k in held for k in keys)}
         for rule_id in raw["expect"]:
             rule = self.policy.rule(str(rule_id))
             if rule is None or rule.target in given:
@@ -207,9 +225,12 @@ class _CaseReader:
             needs = _NEEDS[rule.target]
             keys = " or ".join(f"`{k}:`" for k in needs)
             why = " (a `usage:` case gives only `settings:` and `usage:`)" if "usage" in raw else ""
+            gives = f"gives no {keys}"
+            if "reports" in needs and "reports" in raw and "usage" not in raw:
+                gives = "gives an empty `reports:`, no report"
             self.fail(
                 (*where, rule_id),
-                f"rule `{rule_id}` has `target: {rule.target}`, and this case gives no {keys} "
+                f"rule `{rule_id}` has `target: {rule.target}`, and this case {gives} "
                 f"to judge it by{why}",
                 key=True,
             )

@@ -63,8 +63,11 @@ from auditor.policy.model import Rule
 # whose address is hidden is an unknown author (it was an `error` on every run); 5: a literal
 # of another JSON type than the value is an `error`, not a `false` (`operators.compare.comparable`:
 # `not_equals: "false"` on a boolean passed); 6: and inside an object or array literal
-# (`not_equals: {enabled: "false"}`, `operators.compare._nested`)
-STATE_FORMAT = 6
+# (`not_equals: {enabled: "false"}`, `operators.compare._nested`); 7: `type: integer` holds for
+# a whole float (`30.0`), the evidence of an error or a pass under `not` states the rule's own
+# expectation, a set list only reordered is not `changed`, a change rule on a history of one
+# revision is `not_applicable` (state kept by an earlier build would read back the old ones)
+STATE_FORMAT = 7
 STORED_TARGETS = ("settings", "change")
 
 

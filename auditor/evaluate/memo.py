@@ -19,7 +19,7 @@ from auditor.evaluate.projection import Deps, element_reads, projection, strict_
 from auditor.evaluate.rule import Verdict
 from auditor.evaluate.status import ElementMemo, rule_status
 from auditor.models import Status
-from auditor.operators.core import json_type
+from auditor.operators.shape import schema_type
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.model import Rule
 from auditor.policy.pathexpr import Key
@@ -173,9 +173,7 @@ def shape_of(value: Any, need: Shape) -> Any:
         return ["a", len(value)] if need == "length" else "a"
     if kind is dict:
         return ["o", len(value)] if need == "length" else "o"
-    if kind is float and value.is_integer():
-        return "integer"  # `type: integer` holds for 30.0 as for 30, not for 30.5
-    return json_type(value)  # (no other text: a marker's holds `[secret`)
+    return schema_type(value)  # (30.0 is 30's; no other text: a marker's holds `[secret`)
 
 
 def status_key(doc: Any, reads: Sequence[StatusRead]) -> bytes | None:

@@ -28,14 +28,19 @@ def empty(actual: Any, expected: bool) -> bool:
 TYPE_NAMES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 
+def schema_type(value: Any) -> str:
+    """A value's JSON type as `type` reads it: `integer` for a number without a fractional
+    part however written (`30` or `30.0`, as in JSON Schema), `number` for any other. The
+    memo's status keys read a value by it too (`evaluate.memo.shape_of`)."""
+    found = json_type(value)
+    return "integer" if found == "number" and value.is_integer() else found
+
+
 @operator("type", {"enum": list(TYPE_NAMES)}, "to be of type {arg}", "not to be of type {arg}")
 def type_(actual: Any, expected: str) -> bool:
-    """The JSON type is the named one (`integer`: a number without a fractional part, `30`
-    or `30.0`, as in JSON Schema; `number` also accepts integers)."""
-    found = json_type(actual)
-    if found == expected or (expected == "number" and found == "integer"):
-        return True
-    return expected == "integer" and found == "number" and actual.is_integer()
+    """The JSON type is the named one (`schema_type`; `number` also accepts integers)."""
+    found = schema_type(actual)
+    return found == expected or (expected == "number" and found == "integer")
 
 
 LENGTH_ARG: dict[str, Any] = {

@@ -22,7 +22,7 @@ from auditor.models import Revision, User
 from auditor.policy import load_policies
 
 POLICIES = Path(__file__).parents[1] / "policies"
-NO_STEP = "no change step to judge: the history holds one revision (rev 1)"
+NO_STEP = "no change step to judge: the stored history holds one revision (rev 1)"
 
 
 @pytest.fixture
@@ -127,3 +127,28 @@ def test_without_the_revision_alone_change_rules_stay_not_evaluated() -> None:
     assert result.complete
     assert [(r.subject.key, r.status) for r in result.results] == [("change:all", "not_applicable")]
     assert result.results[0].message.startswith(NO_STEP)
+
+
+def test_a_history_cut_to_one_revision_behind_auditors_back_is_refused_as_damaged(
+    one_revision: Any, tmp_path: Path
+) -> None:
+    """Review R68: with revision 1's row deleted from a two-revision state file, the one left
+    made the change rules `not_applicable`: the run exited 0, was a baseline and marked the
+    step's finding resolved. A history that lost rows is no history of one revision: the
+    state file is damaged, as `export` says of it."""
+    import sqlite3
+
+    env = emulator_env(one_revision, tmp_path / "state.db")
+    one_revision.add_revisions(1)
+    args = ["run", "--no-usage", "--no-readiness", "-o", "json"]
+    code, _out, err = run_cli([*args, "--out", "r1"], env, tmp_path)
+    assert code in (0, 1), err
+    assert {key for key, _, _ in _change(_findings(tmp_path / "r1"))} == {"change:1..2"}
+    db = sqlite3.connect(tmp_path / "state.db")
+    with db:
+        db.execute("DELETE FROM revisions WHERE revision = 1")
+    db.close()
+    code, _out, err = run_cli([*args, "--offline", "--out", "r2"], env, tmp_path)
+    assert code == 2, err  # as `export` refuses it: the file is damaged, and what to do
+    assert "is damaged" in err and "1 deleted since" in err and "restore a copy" in err, err
+    assert not (tmp_path / "r2" / "findings.json").exists()  # no report "resolves" the step

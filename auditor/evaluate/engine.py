@@ -156,8 +156,8 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
 
 #: Why a change rule is `not_applicable` on a history of one revision (see `_alone`).
 NO_STEP = (
-    "no change step to judge: the history holds one revision (rev {}); a change rule judges "
-    "each step from one revision to the next"
+    "no change step to judge: the stored history holds one revision (rev {}); a change rule "
+    "judges each step from one revision to the next"
 )
 
 
@@ -166,13 +166,17 @@ def _alone(inputs: EvaluationInputs) -> Revision | None:
     from (a new organization's first sync, `--at` before the second revision): there is no
     step, and a change rule has nothing to judge, which is no gap in the audit. None
     otherwise: no revision at all, or steps given apart from the history (a review, a test
-    case), whose absence is a gap. Called only when no step was seen, so the history holds
-    at most one revision and reading it again costs one."""
+    case), whose absence is a gap, and a stored history that lost rows (the one revision left
+    of two once revision 1 is deleted "resolved" a finding of their step: review R68). Called
+    only when no step was seen, so the history holds at most one revision and reading it
+    again costs one."""
     settings = inputs.settings
     if settings is None or inputs.history is None or not _same_walk(inputs):
         return None
     walked = [r.revision for r in islice(inputs.history, 2)]
-    return settings if walked == [settings.revision] else None
+    if walked != [settings.revision]:
+        return None
+    return settings if inputs.history_whole is None or inputs.history_whole() else None
 
 
 def _no_step(rule: Rule, alone: Revision) -> RuleResult:

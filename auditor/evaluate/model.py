@@ -113,6 +113,10 @@ class EvaluationInputs:
     history_from: Callable[[datetime], Iterable[Revision]] | None = None
     revision_numbers: Sequence[int] | None = None
     remember: bool = False
+    # Whether the stored history still holds every revision its syncs stored (no row deleted
+    # behind auditor's back: `Store.check_rows_kept`, which raises its `StoreError` instead),
+    # asked only of a history of one revision; None: a history given whole.
+    history_whole: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True)

@@ -79,3 +79,24 @@ def test_an_empty_reports_list_is_refused_like_no_reports(
             f"{tests}:4:14: error: $.tests[0].expect.{rule}: rule `{rule}` has `target: "
             f"{target}`, and this case gives an empty `reports:`, no report to judge it by"
         ]
+
+
+@pytest.mark.parametrize("reports", ["{}", "''", "false", "0"])
+def test_a_reports_field_that_is_no_list_is_refused_at_its_place(
+    tmp_path: Path, reports: str
+) -> None:
+    """Review R68 #3: `{}`, `""`, `false` and `0` were read as no reports (`got not evaluated`)."""
+    (tmp_path / "p.yaml").write_text(POLICY)
+    tests = tmp_path / "p.tests.yaml"
+    tests.write_text(
+        f"tests:\n  - name: none\n    reports: {reports}\n"
+        "    expect: {ACME-RDY-001: not_applicable}\n"
+    )
+    for command in ("lint", "test"):
+        code, out, _ = run(tmp_path, command, str(tmp_path / "p.yaml"))
+        assert code == 2, out
+        assert "not evaluated" not in out
+        assert out.splitlines() == [
+            f"{tests}:3:14: error: $.tests[0].reports: `reports:` must be a list of readiness "
+            "reports"
+        ]

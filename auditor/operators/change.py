@@ -88,11 +88,12 @@ def _differs(before: Any, after: Any, at: ListsAt | None = None) -> bool:
     return not _equal(before, after, at)
 
 
+# A list only reordered where the diff calls that no change (a set or identity list) is
+# unchanged (`_equal`); the docstring is the policy schema's text, kept as the shipped
+# packs' record of the schema digest has it.
 @operator("changed", BOOL, "to change", "to stay the same", kind="change")
 def changed(before: Any, after: Any, expected: bool, at: ListsAt | None = None) -> bool:
-    """(change targets) The value differs between before and after (`false`: unchanged); a
-    list only reordered where the diff calls that no change (a set or identity list) is
-    unchanged."""
+    """(change targets) The value differs between before and after (`false`: unchanged)."""
     return _differs(before, after, at) is expected
 
 

@@ -237,7 +237,7 @@ class ChangeRun:
         moved = changed | self._moved  # the rule's values differ from those a step ago
         self._moved, self._after = changed, after.revision
         doc = change_document(before, after, with_changes=self.with_changes, table=self.table)
-        env = Env(self.env.now, (before.settings, after.settings))
+        env = Env(self.env.now, (before.settings, after.settings), table=self.table)
         subject, since = step_subject(before, after), self._attribution(after)
         words = self.every_step or self.steps == 1
         for index in due:

@@ -19,6 +19,7 @@ from auditor.evaluate.status import entry_statuses
 from auditor.evaluate.wording import Check, erred, held, held_change, not_held, not_held_change
 from auditor.models import Evidence
 from auditor.operators import MISSING, LiteralMismatch, OperandTypeError, Operator, json_type
+from auditor.operators.change import ListsAt
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.pathexpr import PathTypeError
 from auditor.policy.phrasing import short, show
@@ -168,12 +169,13 @@ def _change(leaf: Leaf, base: str, env: Env) -> Outcome:
     went = f"{show(where)} went {short(before)} -> {short(after)}"
     note = f"before: {short(before)}"
     present = after is not MISSING
+    at = ListsAt(where, env.table)
     checks: list[Check] = []
     for (op, arg, raw), shown in zip(leaf.ops, leaf.shown, strict=True):
         ev = Evidence(where, after if present else None, raw, op.name, present, note)
         checks.append((op, raw, shown, ev))
         try:
-            ok = op.fn(before, after, arg)
+            ok = op.fn(before, after, arg, at)
         except OperandTypeError as exc:
             if exc.side != "before":
                 return erred(Outcome.type_error(where, after, op.name, exc, ev), op, ev)

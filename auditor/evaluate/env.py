@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.operators import MISSING
 
 
@@ -16,3 +17,4 @@ class Env:
     now: datetime
     change: tuple[Any, Any] | None = None
     root: Any = MISSING  # the document `{ref: …}` arguments are read from
+    table: ListTable = DEFAULT_LIST_TABLE  # how change operators compare lists (`diff_keys`)

@@ -45,7 +45,7 @@ def run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
 
 def _run_rule(rule: Rule, doc: Any, env: Env) -> Verdict:
     if env.root is not doc:
-        env = Env(env.now, env.change, doc)
+        env = Env(env.now, env.change, doc, env.table)
     if rule.when is not None:
         pre = evaluate_condition(rule.when, doc, "$", env)
         if pre.status == "error":

@@ -24,6 +24,7 @@ from auditor.evaluate.projection import Deps, element_key, element_reads
 from auditor.evaluate.refs import RefError, resolve_ref
 from auditor.models import Status
 from auditor.operators import MISSING, LiteralMismatch, OperandTypeError
+from auditor.operators.change import ListsAt
 from auditor.operators.core import enter_scope, leave_scope
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.model import Rule
@@ -72,7 +73,7 @@ def rule_status(rule: Rule, doc: Any, env: Env, memo: ElementMemo | None = None)
 
 def _rule_status(rule: Rule, doc: Any, env: Env, memo: ElementMemo | None) -> Status:
     if env.root is not doc:
-        env = Env(env.now, env.change, doc)
+        env = Env(env.now, env.change, doc, env.table)
     if rule.when is not None:
         pre = condition_status(rule.when, doc, env, memo)
         if pre == "error":
@@ -220,11 +221,12 @@ def _leaf(leaf: Leaf, node: Any, env: Env) -> OutcomeStatus:
 def _change(leaf: Leaf, env: Env) -> OutcomeStatus:
     if env.change is None:
         return "error"
-    before, _ = _first(leaf, env.change[0])
+    before, where = _first(leaf, env.change[0])
     after, _ = _first(leaf, env.change[1])
+    at = ListsAt(where, env.table)
     for op, arg, _ in leaf.ops:
         try:
-            ok = op.fn(before, after, arg)
+            ok = op.fn(before, after, arg, at)
         except OperandTypeError:
             return "error"
         if not ok:

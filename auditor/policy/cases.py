@@ -264,8 +264,8 @@ class _CaseReader:
         if "before" in data:
             before = _revision(1, data.get("before", {}), {}, now)
             steps = ((before, _revision(2, data.get("after", {}), raw, now)),)
-        given = data.get("reports")  # (null: none; `{}`, `""`, `false` are no list: refused)
-        reports = self._reports([] if given is None else given, (*where, "reports"))
+        listed = data.get("reports")  # (null: none; `{}`, `""`, `false` are no list: refused)
+        reports = self._reports([] if listed is None else listed, (*where, "reports"))
         if reports is None:
             return None
         if "usage" in data:

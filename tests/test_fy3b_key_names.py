@@ -74,3 +74,19 @@ def test_an_integer_key_and_a_text_key_of_its_hex_are_each_listed_at_their_place
     assert f"{path}:8:5: error: $.waivers[0]['{first}']: unknown key `{first}`" in output, output
     assert f"{path}:9:5: error: $.waivers[0]['{second}']: unknown key `{second}`" in output
     assert "2 problem(s)" in output
+
+
+def test_an_integer_key_beside_text_keys_of_each_of_its_hex_names_is_not_shown(
+    tmp_path: Path,
+) -> None:
+    """Text keys `'0x…'` and `'+0x…'` of the token's hex beside the token typed in decimal:
+    the integer takes the next free name, never its decimal as written."""
+    path = tmp_path / "w.yaml"
+    text = f"    {NUMBER}: x\n    '{NUMBER:#x}': y\n    '+{NUMBER:#x}': z\n"
+    path.write_text(WAIVER + text, encoding="utf-8")
+    code, output = cli(commands(path, tmp_path)["waivers"], tmp_path)
+    assert code == 2, output
+    for line, name in [(8, f"++{HIDDEN}"), (9, HIDDEN), (10, f"+{HIDDEN}")]:
+        assert f"{path}:{line}:5: error: $.waivers[0]['{name}']: unknown key `{name}`" in output
+    assert "3 problem(s)" in output
+    assert TOKEN not in output and str(NUMBER) not in output

@@ -222,7 +222,7 @@ class Tree:
                 text = _joined(str(pair[0].value))
                 name = number_named(text)
                 if name != text:
-                    name = _free_name(name, keys) or text
+                    name = _free_name(name, keys)
                     keys.setdefault(name, pair)
                     self._names[id(pair[0])] = name
         self._keys[id(node)] = keys
@@ -318,14 +318,12 @@ def _may_be_withheld(value: int, hexed: str) -> bool:
     return not_shown(hexed) != hexed
 
 
-def _free_name(name: str, keys: dict[str, tuple[Node, Node]]) -> str | None:
-    """`name` (`0x…`), or another form of that number no key in `keys` is written as
-    (`+0x…`, `0X…` in capitals, which the redactor withholds alike), or None."""
-    sign, _, digits = name.rpartition("0x")
-    for candidate in (name, f"{sign or '+'}0x{digits}", f"{sign}0X{digits.upper()}"):
-        if candidate not in keys:
-            return candidate
-    return None
+def _free_name(name: str, keys: dict[str, tuple[Node, Node]]) -> str:
+    """`name` (`0x…`), after as many `+` as make it a name no key in `keys` is written as
+    (`+0x…`): never the key as written, which may be the own token in decimal."""
+    while name in keys:
+        name = "+" + name
+    return name
 
 
 _LONGEST_SHOWN = 16  # written characters: no form of an 8-byte number is shorter but hex

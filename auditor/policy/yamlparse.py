@@ -7,6 +7,7 @@ shipped file whose bytes the build already parsed (`yamlsafe.SHIPPED_YAML`) need
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from ruamel.yaml.events import (
 )
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.resolver import VersionedResolver
 
 from auditor.common.paths import render
 from auditor.errors import PolicyError
@@ -187,24 +189,44 @@ class Tree:
         self.root = root
         # by the id() of a mapping node, which `root` keeps alive: its first key of each text
         self._keys: dict[int, dict[str, tuple[Node, Node]]] = {}
+        # by the id() of an integer key named other than as written (`number_named`)
+        self._names: dict[int, str] = {}
 
     def child(self, node: Node | None, part: str | int) -> tuple[Node | None, Node] | None:
         """The key and value nodes of `part` in mapping `node` (the first key of that text),
         or None and the item of a sequence; None when there is none."""
         if isinstance(node, MappingNode):
-            keys = self._keys.get(id(node))
-            if keys is None:
-                keys = {}
-                for key_node, value_node in node.value:  # by its text, and as it is named
-                    text = _joined(str(key_node.value))
-                    keys.setdefault(text, (key_node, value_node))
-                    if key_node.tag == _CORE + "int":
-                        keys.setdefault(number_named(text), (key_node, value_node))
-                self._keys[id(node)] = keys
-            return keys.get(str(part))
+            return self._index(node).get(str(part))
         if isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
             return None, node.value[part]
         return None
+
+    def key_name(self, node: MappingNode, key: Node) -> str:
+        """`key` of mapping `node` as a problem names it (`number_named`), under which
+        `child` finds it."""
+        self._index(node)
+        return self._names.get(id(key)) or _joined(str(key.value))
+
+    def _index(self, node: MappingNode) -> dict[str, tuple[Node, Node]]:
+        keys = self._keys.get(id(node))
+        if keys is not None:
+            return keys
+        keys = {}
+        for pair in node.value:  # each key by its text as written
+            keys.setdefault(_joined(str(pair[0].value)), pair)
+        # Then an integer named in hex, under a name no key of the mapping is written as: a
+        # text key `'0x…'` keeps its own problems and place, the integer's are not merged
+        # into them (review R64 #3).
+        for pair in node.value:
+            if pair[0].tag == _CORE + "int":
+                text = _joined(str(pair[0].value))
+                name = number_named(text)
+                if name != text:
+                    name = _free_name(name, keys)
+                    keys.setdefault(name, pair)
+                    self._names[id(pair[0])] = name
+        self._keys[id(node)] = keys
+        return keys
 
     def node_at(self, parts: Sequence[str | int]) -> Node | None:
         node = self.root
@@ -245,7 +267,7 @@ def typed_key(
     if isinstance(node, MappingNode):
         for key_node, _ in node.value:
             if key_node.tag != _CORE + "str":
-                return location(file, key_node.start_mark), key_name(key_node)
+                return location(file, key_node.start_mark), tree.key_name(node, key_node)
     return location(file, node.start_mark if node is not None else None), None
 
 
@@ -254,36 +276,74 @@ def key_written(tree: Tree, parts: Sequence[str | int], index: int, count: int) 
     `0x10`, `~`), or None (no such mapping of as many keys)."""
     node = tree.node_at(parts)
     if isinstance(node, MappingNode) and len(node.value) == count and 0 <= index < count:
-        return key_name(node.value[index][0])
+        return tree.key_name(node, node.value[index][0])
     return None
 
 
-def key_name(node: Node) -> str:
-    """A key as a problem names it: its text as written (`true`, `0x10`, `~`), but an integer
-    of 8 bytes or more written other than in hex (`0b1100…`, `0o1443…`, 39 decimal digits) by
-    its hex form (`0x6465…`), the one form of a number the command's own token is hidden in: a
-    token typed as a number is then not shown, in whatever base it was typed (review R57 #7)."""
-    text = _joined(str(node.value))
-    return number_named(text) if node.tag == _CORE + "int" else text
-
-
 def number_named(text: str) -> str:
-    """An integer written `text` as a problem names it (`key_name`); any other text as it is."""
-    if len(text) <= _LONGEST_SHOWN or _HEX.fullmatch(text) or not text.isascii():
+    """An integer key written `text` (`0b1100…`, `0o1443…`, 39 decimal digits) as a problem
+    names it: as written, but by its hex form (`0x6465…`) where the redactor may withhold
+    that form and not the one written, which it never reads as a number: a number whose bytes
+    hold 8 characters of text in a row (the command's own token typed as a number: hidden in
+    whatever base it was typed, review R57 #7), or whose hex a value detector takes for a
+    secret. Any other key reads as its author wrote it (`12345678901234567890123`, not
+    `0x29d42b64e76714244cb`: review R64 #6); a key already in that hex form too."""
+    if len(text) <= _LONGEST_SHOWN or not text.isascii():
         return text
+    value = _integer(text)
+    if value is None or not abs(value) >> 56:
+        return text
+    hexed = hex(value)
+    return hexed if hexed != text and _may_be_withheld(abs(value), hexed) else text
+
+
+def _integer(text: str) -> int | None:
+    """The integer YAML reads `text` as (`_` anywhere, a sign, `0b`, `0o`, `0x`), or None."""
     digits = text.replace("_", "")
-    sign = "-" if digits.startswith("-") else ""
+    sign = -1 if digits.startswith("-") else 1
     digits = digits.lstrip("+-")
-    base = {"0b": 2, "0o": 8}.get(digits[:2], 10)
+    base = {"0b": 2, "0o": 8, "0x": 16}.get(digits[:2].lower(), 10)
     try:
-        value = int(digits[2:] if base != 10 else digits, base)
+        return sign * int(digits[2:] if base != 10 else digits, base)
     except ValueError:  # not an integer, or more decimal digits than Python reads
-        return text
-    return f"{sign}{value:#x}" if value >> 56 else text
+        return None
 
 
-_HEX = re.compile(r"[-+]?0x[0-9a-fA-F_]+")
+@functools.lru_cache(maxsize=256)
+def _may_be_withheld(value: int, hexed: str) -> bool:
+    if _TEXT_RUN.search(value.to_bytes((value.bit_length() + 7) // 8, "big")):
+        return True
+    from auditor.redact.shown import not_shown  # detectors: for such a key alone
+
+    return not_shown(hexed) != hexed
+
+
+def _free_name(name: str, keys: dict[str, tuple[Node, Node]]) -> str:
+    """`name` (`0x…`), after as many `+` as make it a name no key in `keys` is written as
+    (`+0x…`): never the key as written, which may be the own token in decimal."""
+    while name in keys:
+        name = "+" + name
+    return name
+
+
 _LONGEST_SHOWN = 16  # written characters: no form of an 8-byte number is shorter but hex
+#: 8 characters of text: what the own token of 8 or more is hidden by in its other forms
+#: (`auditor.redact.shown.named_tokens`), hex among them.
+_TEXT_RUN = re.compile(rb"[\x20-\x7e]{8}")
+
+
+def _an_integer(event: ScalarEvent) -> bool:
+    """Whether YAML reads the scalar of `event` as an integer, as the tree's key is tagged
+    (`Tree.key_name`): `!!int` in any style, or a plain one the resolver reads so (`0b1100…`,
+    not `_7205…`, which is text: review R64 #1)."""
+    if event.tag is not None and event.tag != "!":
+        return bool(event.tag == _CORE + "int")
+    if event.style:
+        return False
+    return bool(_RESOLVER.resolve(ScalarNode, event.value, (True, False)) == _CORE + "int")
+
+
+_RESOLVER = VersionedResolver()
 
 
 #: A refused YAML alias, anchor or tag, said by its kind alone (`_Scanner._check_node`).
@@ -380,8 +440,7 @@ class _Scanner:
     def _check_duplicate(self, event: ScalarEvent) -> None:
         frame = self.stack[-1]
         if event.value in frame.keys:
-            plain = not event.style and event.tag is None  # `0b1100…` twice: named as `key_name`
-            name = number_named(event.value) if plain else event.value
+            name = number_named(event.value) if _an_integer(event) else event.value
             self.refuse(event, f"duplicate key `{name}`")
         frame.keys.add(event.value)
 

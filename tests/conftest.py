@@ -232,3 +232,18 @@ def emu() -> Iterator[Any]:
 def env(emu: Any, tmp_path: Path) -> dict[str, str]:
     """The `AUDITOR_*` variables for `emu`, with a state file in the test's folder."""
     return emulator_env(emu, tmp_path / "state.db")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bundle (`auditor export`) of one sync of the emulator (6 revisions, 2 repositories,
+    organization `acme`), made once per test module."""
+    from auditor.emulator import start_emulator
+
+    work = tmp_path_factory.mktemp("exported")
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=2) as e:
+        env = {**emulator_env(e, work / "state.db"), "AUDITOR_ORG": "acme"}
+        assert run_cli(["sync"], env, work)[0] == 0
+        code, _, err = run_cli(["export", "--out", "bundle"], env, work)
+    assert code == 0, err
+    return work / "bundle"

@@ -16,25 +16,12 @@ from typing import Any
 
 import pytest
 
-from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli, secret_forms
+from tests.conftest import run_cli, secret_forms
 
 pytestmark = pytest.mark.e2e
 
 GHP = "ghp_" + "Zq8xW3vB7nM2kL9pR4tY6uI1oA5sD0fG3hJ7"
 NOT_SHOWN = "<not shown: looks like a secret>"
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bundle exported from one sync of the emulator."""
-    work = tmp_path_factory.mktemp("fvb")
-    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=2) as e:
-        env = {**emulator_env(e, work / "state.db"), "AUDITOR_ORG": "acme"}
-        assert run_cli(["sync"], env, work)[0] == 0
-        code, _, err = run_cli(["export", "--out", "bundle"], env, work)
-    assert code == 0, err
-    return work / "bundle"
 
 
 def _copy(exported: Path, tmp_path: Path) -> Path:

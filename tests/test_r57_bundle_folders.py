@@ -12,25 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor.emulator import start_emulator
-from tests.conftest import FIXED_NOW, OWNER_TOKEN, emulator_env, run_cli
 from tests.test_t92_input_files import cli_as_a_user
 
 pytestmark = pytest.mark.e2e
 
 CANNOT_LIST = "Permission denied: its entries cannot be listed"
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bundle exported from one sync of the emulator."""
-    work = tmp_path_factory.mktemp("r57")
-    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=2) as e:
-        env = {**emulator_env(e, work / "state.db"), "AUDITOR_ORG": "acme"}
-        assert run_cli(["sync"], env, work)[0] == 0
-        code, _, err = run_cli(["export", "--out", "bundle"], env, work)
-    assert code == 0, err
-    return work / "bundle"
 
 
 @pytest.fixture

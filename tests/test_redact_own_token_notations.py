@@ -254,3 +254,14 @@ def test_run_shows_the_token_echoed_as_a_dump_nowhere(tmp_path: Path, dumping: s
     for name, text in texts.items():
         assert "is not allowed" in text or name == "report.md", name
         assert not _shown_runs(token, text), (name, _shown_runs(token, text))
+
+
+@pytest.mark.parametrize("sep", [";", "|", "/", "_"])
+def test_the_tokens_hex_beside_paths_dates_and_tables_hides_the_token_alone(sep: str) -> None:
+    """Review R67 #3: with the token's hex in the same text, the separators `;`, `|`, `/`
+    and `_` join its bytes and nothing of the git path, the date or the table beside it."""
+    redactor = Redactor(b"own-token-key", [TOKEN])
+    around = "objects/3f/9e0d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e on 2026/12/01; ab|cd|ef; 0a_0b_0c"
+    text = f"{around}; credential {_pairs(RAW, '{:02x}', sep)} (request 42)"
+    for out in (redactor.redact_shown(text), redactor.redact_text(text)):
+        assert out == f"{around}; credential {redactor.marker(TOKEN)} (request 42)", out

@@ -45,6 +45,26 @@ def test_a_credential_after_token_is_still_hidden(word: str, secret: str) -> Non
     assert secret not in out and out.startswith(f"{word} [secret fp:"), out
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "curl -H 'Authorization: Bearer sunshine' https://x.example",
+        "Authorization: token sunshine",  # GitHub's header form
+        "Proxy-Authorization: Basic changeme",
+        "Bearer changeme",
+        "git config http.extraHeader 'Authorization: token letmein'",
+    ],
+)
+def test_a_word_after_bearer_basic_or_in_a_header_is_a_credential(text: str) -> None:
+    """Review R67 #2: a hand-set credential may be one word (`Bearer changeme`): the prose
+    word is only one after `token` outside a header."""
+    redactor = Redactor(b"k" * 16)
+    word = text.split()[-1] if "https" not in text else "sunshine"
+    word = word.strip("'")
+    for out in (redactor.redact_text(text), redactor.redact_json({"h": text})["h"]):
+        assert word not in out and "[secret fp:" in out, out
+
+
 def test_a_rule_titled_token_absent_reads_as_written_in_lint_and_in_a_review(
     tmp_path: Path,
 ) -> None:

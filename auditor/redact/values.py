@@ -110,14 +110,27 @@ _AFTER_WORD = re.compile(
 # so. Only these: any word of lower-case letters let through showed a passphrase (`Bearer
 # correct_horse_battery_staple`) in the message and in the analytics access the state file
 # keeps. (`_AFTER_WORD` takes words of 6 characters or more only.)
-# In any text, one word of lower-case letters after them, maybe capitalised (`_PROSE_WORD`: no
-# digit, `_` or `-`), is prose, not a credential (`token absent`, `env token unchanged`, `Token
-# Rotation Required` in a rule's title, `echo token rotation` in a hook): taken, it was hidden
-# there and, learned, in every text holding the word, the state file's memory keeping it for
-# every later run (tester T93 #4). A passphrase of words (`correct_horse_battery_staple`), a
-# word with a digit or a second capital is still taken (but, in a shown text, the words of
-# `_STATUS_WORDS` in any case: `TOKEN EXPIRED`).
+# In any text, one word of lower-case letters after `token`, maybe capitalised (`_PROSE_WORD`:
+# no digit, `_` or `-`), is prose, not a credential (`token absent`, `env token unchanged`,
+# `Token Rotation Required` in a rule's title): taken, it was hidden there and, learned, in
+# every text holding the word, the state file's memory keeping it for every later run (tester
+# T93 #4). Not after `Bearer` or `Basic`, nor in a header (`Authorization: token X`, GitHub's
+# form): there a word is a credential, however weak (`Bearer changeme`: review R67 #2). A
+# passphrase of words (`correct_horse_battery_staple`), a word with a digit or a second
+# capital is taken everywhere (but, in a shown text, the words of `_STATUS_WORDS` in any case:
+# `TOKEN EXPIRED`).
 _PROSE_WORD = re.compile(r"[A-Za-z][a-z]{5,15}:?")
+_HEADER_BEFORE = re.compile(r"(?i)authori[sz]ation|header")
+
+
+def _prose_after_token(text: str, m: re.Match[str], value: str) -> bool:
+    """`_AFTER_WORD`'s `m` is `token` and a word of prose, outside a header's line."""
+    if m[0][:5].lower() != "token" or not _PROSE_WORD.fullmatch(value):
+        return False
+    line = text.rfind("\n", 0, m.start()) + 1
+    return _HEADER_BEFORE.search(text, line, m.start()) is None
+
+
 _STATUS_WORDS = frozenset(
     [
         "expired",
@@ -393,7 +406,7 @@ def _placed_joined(text: str, shown: bool = False) -> Iterator[str]:
             for m in pattern.finditer(text):
                 value = m["v"].rstrip("'\".,")
                 if pattern is _AFTER_WORD and (
-                    _PROSE_WORD.fullmatch(value)
+                    _prose_after_token(text, m, value)
                     or (shown and value.rstrip(":").lower() in _STATUS_WORDS)
                 ):
                     continue  # `token absent`; `token expired`, in a message: what went wrong

@@ -114,16 +114,40 @@ def remove_made(folder: Path, made: Path | None) -> None:
     to it, up to `made` (the outermost this command made, `first_missing`; None: none), each
     only if empty, so what was written in one, by this command or another, stays, and a
     folder that was there before is never removed (`report_dir`, `hold_out_dir`; a `--out
-    new/x` left `new/`: review R56 F2)."""
+    new/x` left `new/`: review R56 F2). Both are taken with symlinks and `..` resolved, as
+    `hold_out_dir` decides what it made (`--out new/../had` removed `had/`: review R65
+    LOW-2). A parent another auditor command holds as its report folder stays (it made it
+    its own before writing into it: a third command was not refused, review R65 MED-2)."""
     if made is None:
         return
-    for each in (folder, *folder.parents):
+    here, made = Path(os.path.realpath(folder)), Path(os.path.realpath(made))
+    for each in (here, *here.parents):
         if made not in (each, *each.parents):  # (a folder that was there before)
             return
         try:
-            each.rmdir()
+            if each == here:  # (this command's own, held by it)
+                each.rmdir()
+            elif not _remove_unheld(each):
+                return
         except OSError:  # not empty (or gone): the folders around it stay too
             return
+
+
+def _remove_unheld(folder: Path) -> bool:
+    """Remove the empty `folder` unless another auditor command holds it (`_hold`), holding it
+    while it does so that none takes it meanwhile; gives whether it went."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return False
+            # (a file system without flock: no command holds it)
+        os.rmdir(folder)
+        return True
+    finally:
+        os.close(fd)
 
 
 def _new_folder(base: Path, name: str) -> tuple[Path, Path]:
@@ -169,7 +193,9 @@ def hold_out_dir(out_dir: Path, *, remove_if_failed: bool = False) -> Iterator[P
     are removed again if the block fails and left them empty (`remove_made`). Where the folder
     cannot be opened (no read permission) or the file system has no `flock`, it is used
     unheld, as before."""
-    made = first_missing(out_dir)  # (no OSError on a name too long: prepare says it)
+    # resolved: `new/../had` makes `new/`, not `had/` (no OSError on a name too long: prepare
+    # says it)
+    made = first_missing(Path(os.path.realpath(out_dir)))
     prepare_out_dir(out_dir)
     fd = _hold(out_dir)
     try:

@@ -370,8 +370,9 @@ class Store:
         #: a secret after they were kept (`forget_unsafe_resume`)
         self.kept_unscrubbed = ""
         # The last write gave up waiting for another program's lock (`transaction`), and the
-        # wait to put back once a read gets through (`_wait_no_more`): a failed sync waits for
-        # such a lock once, not again for each write and read that says what it kept
+        # wait to put back once the failed sync has said what it kept (`_wait_no_more`,
+        # `wait_again`): it waits for such a lock once, not again for each write and read
+        # that says what it kept
         self._lock_gave_up = False
         self._wait_back: int | None = None
         self._recall_secrets()
@@ -620,10 +621,6 @@ class Store:
             ) from None
         except _DAMAGE as exc:
             raise StoreError(f"state file {self.path} is damaged: {exc}{self._hint()}") from None
-        if self._wait_back is not None:  # (the lock is gone, or lets reads on: `_wait_no_more`)
-            back, self._wait_back = self._wait_back, None
-            with contextlib.suppress(sqlite3.Error):
-                self._set_lock_wait(back)
 
     def _hint(self) -> str:
         """What to do about damage: a file is restored or moved aside, a schema restored or
@@ -1427,14 +1424,16 @@ class Store:
         A lock another program holds on the state file is waited for once, at most `wait`
         seconds (None: the connection's own wait; an interrupted sync waits briefly), never
         again for the drop, nor at all when the write before this one gave up on it (a failed
-        sync's pages held, kept as it failed). When neither could be written and the kept pages
-        may hold a secret learned since their last scrub, `kept_unscrubbed` is set (StoreError
-        raised); this store then waits no more for the lock: with `wait`, for good (the command
-        is ending), else until a read gets through (`_wait_no_more`)."""
+        sync's pages held, kept as it failed) and there is nothing to scrub (a secret learned
+        late waits its one chance: review R65 LOW-1). When neither could be written and the
+        kept pages may hold a secret learned since their last scrub, `kept_unscrubbed` is set
+        (StoreError raised); this store then waits no more for the lock: with `wait`, for good
+        (the command is ending), else until the failed sync has said what it kept
+        (`_wait_no_more`, `wait_again`)."""
         needed = self.redactor.memory.generation != self._staged_generation
         first: StoreError | None = None  # what stopped the scrub
         try:
-            with self._lock_wait(0 if wait is None and self._lock_gave_up else wait):
+            with self._lock_wait(0 if wait is None and self._lock_gave_up and not needed else wait):
                 if self.staged_resume() is None:
                     return False
                 try:
@@ -1467,16 +1466,25 @@ class Store:
 
     def _wait_no_more(self) -> None:
         """A failed sync's last write gave up on another program's lock: the store waits for
-        it no more until a read gets through (`reading`: the lock is gone, or lets reads on),
-        so that what the command says next (the pages kept, whether a first sync's file goes)
-        does not wait for it again read after read, and the audit `run` makes of what is
-        stored after its sync failed waits as before."""
+        it no more until `wait_again`, so that what the failed sync says next (the pages
+        kept) does not wait for it again read after read."""
         if self._wait_back is not None:
             return
         with contextlib.suppress(sqlite3.Error):
             before = self._lock_wait_ms()
             self._set_lock_wait(1)
             self._wait_back = before
+
+    def wait_again(self) -> None:
+        """The failed sync has said what it kept: the store waits for a lock as before
+        (`_wait_no_more`), so the audit `run` makes of what is stored after its sync failed
+        waits for another program's lock as every read and write does (it failed at once,
+        under an exclusive lock let go seconds later: review R65 MED-1)."""
+        if self._wait_back is None:
+            return
+        back, self._wait_back = self._wait_back, None
+        with contextlib.suppress(sqlite3.Error):
+            self._set_lock_wait(back)
 
     @contextmanager
     def _lock_wait(self, seconds: float | None) -> Iterator[None]:

@@ -1114,7 +1114,10 @@ def sync(
                 dropped = why.warning()
     except AuditorError as exc:
         _forget_unsafe_resume(store)
-        raise _failed(exc, tally, store) from None
+        try:
+            raise _failed(exc, tally, store) from None
+        finally:  # (said: what comes next, `run`'s audit, waits for a lock as ever)
+            store.wait_again()
     except BaseException as exc:  # (an interrupt: what it kept must not hold a secret either)
         _forget_unsafe_resume(store, wait=INTERRUPTED_LOCK_WAIT)
         exc.add_note(_FETCHED_NOTE + tally.describe())  # (`interrupted` says it)
@@ -1124,8 +1127,9 @@ def sync(
 
 # How long an interrupted sync's last scrub of the pages it kept waits for a lock another
 # program holds on the state file (once; a failed sync's as every write does, not at all when
-# the pages it held, kept as it failed, just waited for it in vain, and neither then reads again
-# for it what it says: `Store.forget_unsafe_resume`): another program's short write (the
+# the pages it held, kept as it failed, just waited for it in vain and it has nothing to scrub,
+# and neither then reads again for it what it says: `Store.forget_unsafe_resume`; `run`'s audit
+# after a failed sync waits as ever: `Store.wait_again`): another program's short write (the
 # sqlite3 shell, a backup's step) ends within it; for a lock held longer the user is told what
 # was left unscrubbed (`kept_pages`) rather than kept waiting after Ctrl-C, and a SIGTERM's
 # grace period (10 s for `docker stop`) is not used up.

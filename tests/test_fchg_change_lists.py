@@ -196,3 +196,31 @@ def test_changed_judges_a_set_list_below_its_path_as_the_diff_does(
         argv += ["--out", str(tmp_path / f"o{i}"), "-o", "json"]
         got, err = _cli(argv, {}, tmp_path)
         assert got == want, (domains, err)
+
+
+def test_policy_test_judges_a_reorder_by_the_configurations_diff_keys(tmp_path: Path) -> None:
+    """Review R69 #1: `policy test` judged every change case with the default list table, so a
+    list `diff_keys` makes a set (or keeps in order) passed there what `review` failed."""
+    from tests.test_policy_cli import run
+
+    (tmp_path / "c.toml").write_text(
+        '[diff_keys]\nsets = ["other"]\nordered = ["commandAllowlist"]\n'
+    )
+    (tmp_path / "p.yaml").write_text(
+        "rules:\n"
+        "- {id: OT, title: t, severity: high, target: change,"
+        " assert: {not: {path: other, changed: true}}}\n"
+        "- {id: AL, title: t, severity: high, target: change,"
+        " assert: {not: {path: commandAllowlist, changed: true}}}\n"
+    )
+    (tmp_path / "p.tests.yaml").write_text(
+        "tests:\n"
+        "- name: other reordered, a set by diff_keys\n"
+        "  before: {other: [a, b]}\n  after: {other: [b, a]}\n  expect: {OT: pass}\n"
+        "- name: allowlist reordered, in order by diff_keys\n"
+        "  before: {commandAllowlist: [a, b]}\n  after: {commandAllowlist: [b, a]}\n"
+        "  expect: {AL: fail}\n"
+    )
+    code, out, err = run(tmp_path, "test", str(tmp_path / "p.yaml"), "--config", "c.toml")
+    assert code == 0, out + err
+    assert "2 passed, 0 failed" in out

@@ -152,6 +152,7 @@ def _print_screened(
 
 def run_test(args: argparse.Namespace, ctx: Context) -> int:
     """Run every policy test case; one line per case and a summary."""
+    from auditor.diff import DEFAULT_LIST_TABLE
     from auditor.evaluate.testing import run_policy_tests  # the rule engine: not for `lint`
 
     # the configuration names the policies when no PATH does; `--config` given is read either
@@ -159,7 +160,9 @@ def run_test(args: argparse.Namespace, ctx: Context) -> int:
     config = config_from_args(args, ctx) if not args.paths or args.config else None
     paths, scope = _paths(args, ctx, config)
     try:
-        cases = run_policy_tests(paths, now=ctx.clock())
+        # a change case's lists compare as the configuration's `diff_keys` say, as in `review`
+        table = DEFAULT_LIST_TABLE if config is None else config.list_table
+        cases = run_policy_tests(paths, now=ctx.clock(), list_table=table)
     except PolicyError as exc:
         for line in problem_lines(exc.problems, ctx.secrets()):
             print(line, file=ctx.stdout)

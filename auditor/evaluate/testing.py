@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.errors import PolicyError
 from auditor.evaluate.engine import evaluate
 from auditor.evaluate.model import EvaluationInputs, UsageInputs
@@ -52,8 +53,12 @@ class CaseResult:
         return not self.mismatches
 
 
-def run_policy_tests(paths: Sequence[Path], *, now: datetime) -> list[CaseResult]:
-    """Load the policies and their test files, run every case; PolicyError if any is invalid."""
+def run_policy_tests(
+    paths: Sequence[Path], *, now: datetime, list_table: ListTable = DEFAULT_LIST_TABLE
+) -> list[CaseResult]:
+    """Load the policies and their test files, run every case; PolicyError if any is invalid.
+    `list_table`: how a change case's lists compare (`diff_keys` of the configuration read), as
+    `run` and `review` compare them."""
     test_paths, policy_paths = find_test_files(paths)
     problems: list[str] = []
     try:
@@ -72,7 +77,7 @@ def run_policy_tests(paths: Sequence[Path], *, now: datetime) -> list[CaseResult
         literals = hidden_literals(policy)  # once: the same for every case
         # every rule's, longest first: hidden in a case's name (no rule's line)
         every = tuple(sorted({t for found in literals.values() for t in found}, key=len))[::-1]
-        return [_run(policy, literals, every, file, case) for file, case in cases]
+        return [_run(policy, literals, every, file, case, list_table) for file, case in cases]
     finally:
         NON_FINITE_POSSIBLE.reset(may_hold)
 
@@ -83,13 +88,15 @@ def _run(
     every: tuple[str, ...],
     file: str,
     case: Case,
+    list_table: ListTable = DEFAULT_LIST_TABLE,
 ) -> CaseResult:
     """`case` judged by `policy`; `literals`: per rule id, the secret literals hidden in that
     rule's mismatch line (`hidden_literals`); `every`: all of them, longest first, hidden in
     the case's name."""
     wanted = tuple(r for r in policy.rules if r.id in case.expect)
     warned: list[DataWarning] = []
-    result = evaluate(replace(policy, rules=wanted), _evaluation_inputs(case.inputs, warned))
+    inputs = replace(_evaluation_inputs(case.inputs, warned), list_table=list_table)
+    result = evaluate(replace(policy, rules=wanted), inputs)
     # a value the case's data holds is a marker in them, as in a mismatch
     warnings = _unshown([f"{w.path}: {w.problem}" for w in warned], case.documents)
     mismatches: list[tuple[str, str]] = []  # (rule id, line)

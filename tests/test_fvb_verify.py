@@ -113,6 +113,12 @@ EDITS: dict[str, Callable[[Path], None]] = {
     "the parameters' run id": lambda b: _params(b, lambda p: p.update(runId={GHP: 1})),
     "a run parameter nested too deep": lambda b: _params(b, lambda p: p.update(x=_deep(70))),
     "a policy copy's value": _severity,
+    # the diff keys' problems quote a key as written (in full before: review R67 #1)
+    "a diff key unknown": lambda b: _params(b, lambda p: p.update(diffKeys={GHP: 1})),
+    "a list path under two kinds": lambda b: _params(
+        b, lambda p: p.update(diffKeys={"sets": [GHP], "ordered": [GHP]})
+    ),
+    "a keyed list's path": lambda b: _params(b, lambda p: p.update(diffKeys={"keyed": {GHP: 5}})),
 }
 
 

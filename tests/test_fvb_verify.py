@@ -100,6 +100,12 @@ EDITS: dict[str, Callable[[Path], None]] = {
     "the parameters' run id": lambda b: _params(b, lambda p: p.update(runId={GHP: 1})),
     "a run parameter nested too deep": lambda b: _params(b, lambda p: p.update(x=_deep(70))),
     "a policy copy's value": _severity,
+    # the diff keys' problems quote a key as written (in full before: review R67 #1)
+    "a diff key unknown": lambda b: _params(b, lambda p: p.update(diffKeys={GHP: 1})),
+    "a list path under two kinds": lambda b: _params(
+        b, lambda p: p.update(diffKeys={"sets": [GHP], "ordered": [GHP]})
+    ),
+    "a keyed list's path": lambda b: _params(b, lambda p: p.update(diffKeys={"keyed": {GHP: 5}})),
 }
 
 
@@ -221,6 +227,28 @@ def test_no_rerun_names_a_run_parameter_as_the_rerun_does(
     assert len(lines[False]) == 1 and said in lines[False][0], lines
     rerun = "auditor: verify: re-run: the bundle cannot be evaluated: "
     assert lines[True] == [lines[False][0].replace("auditor: verify: ", rerun)], lines
+
+
+def test_no_rerun_names_every_bundled_file_outside_the_bundle(
+    exported: Path, tmp_path: Path
+) -> None:
+    """Only the first was named, though every other run parameter is (review R67 #4)."""
+    bundle = _copy(exported, tmp_path)
+
+    def change(p: dict[str, Any]) -> None:
+        p["policies"][0].update(bundled="/etc/hostname")
+        p["readinessModel"].update(bundled="../model.yaml")
+
+    _params(bundle, change)
+    code, out, err = run_cli(["verify", "--no-rerun", str(bundle)], {}, tmp_path)
+    assert code == 2 and out == "", out + err
+    at = f"auditor: verify: {bundle}/run-parameters.json: "
+    for line in (
+        "$.policies[0].bundled: '/etc/hostname' is not a file inside the bundle",
+        "$.readinessModel.bundled: '../model.yaml' is not a file inside the bundle",
+    ):
+        assert f"{at}{line}\n" in err, err
+    assert err.endswith(f"auditor: exit 2: the bundle {bundle} does not verify: 2 problem(s)\n")
 
 
 def test_a_run_parameters_file_too_large_to_read_is_a_problem(

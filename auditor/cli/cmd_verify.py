@@ -36,20 +36,16 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
     # a path typed as the token (`verify "$AUDITOR_TOKEN"`): `[token]`, and a name in it that
     # the detectors flag not shown, as every command's lines show a path
     shown = terminal_text(printed_path(bundle, tokens))  # (a line break in it: one line)
-    for note in result.notes:
-        print(f"auditor: note: {_shown(note, tokens, bundle)}", file=ctx.stderr)
+    for note in _screened(result.notes, tokens, bundle):
+        print(f"auditor: note: {note}", file=ctx.stderr)
     if not result.ok:
         for index, problem in enumerate(result.problems):  # may name a file of the bundle
-            at = result.quoting.get(index)
-            if at is None:
-                shown_problem = _shown(problem, tokens, bundle)
-            else:  # an input file's error, as `run` shows it: a value it quotes judged too
-                head = _shown(problem[:at], tokens, bundle)
-                shown_problem = head + problem_lines([problem[at:]], tokens)[0]
+            at = result.quoting.get(index, 0)  # (after a lead of verify's own words)
+            shown_problem = "".join(_screened([problem[:at], problem[at:]], tokens, bundle))
             print(f"auditor: verify: {shown_problem}", file=ctx.stderr)
             lines = result.details.get(index, [])
             # one mistake a line, as `run` lists an input file's (a value it quotes judged too)
-            for line in problem_lines(lines[:DETAIL_LINES], tokens):
+            for line in _screened(lines[:DETAIL_LINES], tokens, bundle):
                 print(f"auditor: verify:   {line}", file=ctx.stderr)
             if len(lines) > DETAIL_LINES:
                 more = len(lines) - DETAIL_LINES
@@ -73,7 +69,22 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
     return EXIT_OK
 
 
-def _shown(line: str, tokens: set[str], bundle: Path) -> str:
-    """A line of the verification as printed: the command's tokens as `[token]`, a name of
-    the bundle's path that looks like a secret not shown (as `printed_path` shows the path)."""
-    return terminal_text(hidden_paths(scrubbed(line, tokens), [str(bundle)]))
+def _screened(lines: list[str], tokens: set[str], bundle: Path) -> list[str]:
+    """Lines of the verification as printed: each as `run` shows an input file's problem
+    (`problem_lines`: a value or key of the bundle it quotes that looks like a secret not
+    shown, the command's tokens as `[token]`), every one, as no reader of the bundle judges
+    every value it quotes (a `diffKeys` key: review R67 #1). The bundle's path is shown apart,
+    as `printed_path` shows it: read as text, a path with a space took the file's name with it
+    to a name that looks like a secret (review R63 #3)."""
+    path = str(bundle)
+    mark = _MARK  # stands for the path while the rest is judged: one no line holds
+    while any(mark in line for line in lines):
+        mark += _MARK
+    shown = [line.replace(path, mark) for line in lines]
+    if any(shown):  # (no detector is loaded for a verified bundle)
+        shown = problem_lines(shown, tokens)
+    named = terminal_text(hidden_paths(scrubbed(path, tokens), [path]))
+    return [line.replace(mark, named) for line in shown]
+
+
+_MARK = "§"  # printable, no word: the detectors read no secret through it

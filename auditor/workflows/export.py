@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -1116,12 +1117,13 @@ class _ParameterReader:
             text = str(exc).removeprefix("diff_keys")
             raise BundleError(f"{self.where}: {render(('diffKeys',))}{text}") from None
 
-    def inputs(self) -> None:
+    def inputs(self) -> list[Callable[[], None]]:
         """`policies` (a non-empty list), `waivers` (or null) and `readinessModel`: each
         `{bundled, shown}`, texts, `bundled` a path inside the bundle (`_inside`: the value
         alone, nothing read, so that `verify --no-rerun` refuses one outside it as the re-run
         does, review R63 #2). An empty list would load no file of the bundle: the current
-        folder's policies were looked for."""
+        folder's policies were looked for. Each entry's check is given apart, so that
+        `--no-rerun` names every entry that is wrong (review R67 #4)."""
         policies = self.params.get("policies")
         if not isinstance(policies, list) or not policies:
             raise BundleError(
@@ -1133,20 +1135,20 @@ class _ParameterReader:
         if self.params.get("waivers") is not None:
             entries.append(((), self.params, "waivers"))
         entries.append(((), self.params, "readinessModel"))
-        for above, holder, name in entries:
-            parts, entry = (*above, name), holder.get(name)
-            if not isinstance(entry, dict):
-                raise BundleError(
-                    f"{self.where}: {render(parts)}: expected {{bundled, shown}} (the bundled "
-                    f"file and the name the run showed), {_got(holder, name)}"
-                )
-            for key in ("bundled", "shown"):
-                if not isinstance(entry.get(key), str):
-                    got = _got(entry, key)
-                    raise BundleError(
-                        f"{self.where}: {render((*parts, key))}: expected a text, {got}"
-                    )
-            _inside(self.bundle, entry["bundled"], (*parts, "bundled"), links=False)
+        return [partial(self._input, *entry) for entry in entries]
+
+    def _input(self, above: tuple[str | int, ...], holder: Mapping[Any, Any], name: Any) -> None:
+        parts, entry = (*above, name), holder.get(name)
+        if not isinstance(entry, dict):
+            raise BundleError(
+                f"{self.where}: {render(parts)}: expected {{bundled, shown}} (the bundled "
+                f"file and the name the run showed), {_got(holder, name)}"
+            )
+        for key in ("bundled", "shown"):
+            if not isinstance(entry.get(key), str):
+                got = _got(entry, key)
+                raise BundleError(f"{self.where}: {render((*parts, key))}: expected a text, {got}")
+        _inside(self.bundle, entry["bundled"], (*parts, "bundled"), links=False)
 
 
 def _got(holder: Mapping[Any, Any], key: Any) -> str:
@@ -1328,7 +1330,9 @@ def _options(
         "list_table": check(value.diff_keys),
         "source": check(lambda: _bundle_source(bundle, params)),
     }
-    check(value.inputs)
+    inputs = check(value.inputs)
+    for entry in inputs if inputs is not _WRONG else ():
+        check(entry)
     day = None if now is _WRONG or at is _WRONG else (at or now).date()
     read["usage_days"] = check(lambda: _usage_days(bundle, params, day))
     if any(v is _WRONG for v in (now, at, *read.values())):

@@ -72,9 +72,10 @@ class Verification:
     #: the lines a problem lists (by its index in `problems`): a re-run's invalid readiness
     #: model or waivers file, one line per mistake, each printed on its own line
     details: dict[int, list[str]] = field(default_factory=dict)
-    #: the problems that quote an input file of the bundle (the re-run's error: a policy's
-    #: line, with its value), by index: where in the problem the quoted error begins. It and
-    #: its details are shown as `run` shows an input file's problems (`problem_lines`)
+    #: the problems that quote an error of the re-run (a policy's line, with its value; the
+    #: run parameters'), by index: where after verify's own words the quoted error begins, so
+    #: its file and JSON path are read apart from its message (every line is shown as `run`
+    #: shows an input file's problems: `auditor.cli.cmd_verify`)
     quoting: dict[int, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     files_checked: int = 0
@@ -803,10 +804,7 @@ def _release_note(made_by: Any) -> str:
 def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
     """The re-run's error as one problem: its first line, and the mistakes it lists (an
     invalid readiness model's or waivers file's, one per line) as that problem's details,
-    never joined into one line. An input file's error (a policy copy's line, with its value)
-    is shown as `run` shows one (`quoting`); the bundle reader's own (`BundleError`: the run
-    parameters') has judged each value it quotes already, and its file is the bundle's path
-    and a name (`problem_lines` would read a path with a space as text: review R63 #3)."""
+    never joined into one line, the error apart from the words before it (`quoting`)."""
     head, *lines = str(exc).split("\n")
     if isinstance(exc, InvalidModel):  # apart: the bundle's path may hold a line break
         head, lines = f"{exc.source}: invalid readiness model:", exc.problems
@@ -815,8 +813,7 @@ def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
         lines = [line for p in exc.problems for line in p.split("\n")]
     lead = "re-run: the bundle cannot be evaluated: "
     out.problems.append(f"{lead}{head}")
-    if not isinstance(exc, BundleError):
-        out.quoting[len(out.problems) - 1] = len(lead)
+    out.quoting[len(out.problems) - 1] = len(lead)
     if lines:
         out.details[len(out.problems) - 1] = lines
 
@@ -991,7 +988,6 @@ def _verified(bundle: Path, key: Path | None, rerun: bool) -> Verification:
         _rerun(bundle, out, manifest, differ)
     else:  # the counts the re-run would derive, as the bundle's files state them
         _check_counts(bundle, manifest, out)
-        # and the run parameters' values, as the re-run reads them (each named at its path,
-        # each value judged by the reader: `_cannot_evaluate`)
+        # and the run parameters' values, as the re-run reads them (each named at its path)
         out.problems.extend(parameter_problems(bundle, params) if params is not None else ())
     return out

@@ -38,7 +38,8 @@ def schema_type(value: Any) -> str:
 
 @operator("type", {"enum": list(TYPE_NAMES)}, "to be of type {arg}", "not to be of type {arg}")
 def type_(actual: Any, expected: str) -> bool:
-    """The JSON type is the named one (`schema_type`; `number` also accepts integers)."""
+    """The JSON type is the named one (`integer`: a number without a fractional part, `30`
+    or `30.0`, as in JSON Schema; `number` also accepts integers)."""
     found = schema_type(actual)
     return found == expected or (expected == "number" and found == "integer")
 

@@ -53,14 +53,19 @@ def test_a_credential_after_token_is_still_hidden(word: str, secret: str) -> Non
         "Proxy-Authorization: Basic changeme",
         "Bearer changeme",
         "git config http.extraHeader 'Authorization: token letmein'",
+        # review R71: where `token` begins a value, not running text
+        'H="token supersecret"; curl -H "Authorization: $H"',
+        'curl -H "X-Auth: token sunshine"',
+        '{"headers": {"Authorization":\n  "token sunshine"}}',
+        "Authorization:\n  token sunshine\n",
+        "[auth]\ntoken sunshine",
     ],
 )
 def test_a_word_after_bearer_basic_or_in_a_header_is_a_credential(text: str) -> None:
     """Review R67 #2: a hand-set credential may be one word (`Bearer changeme`): the prose
     word is only one after `token` outside a header."""
     redactor = Redactor(b"k" * 16)
-    word = text.split()[-1] if "https" not in text else "sunshine"
-    word = word.strip("'")
+    word = next(w for w in ("sunshine", "supersecret", "changeme", "letmein") if w in text)
     for out in (redactor.redact_text(text), redactor.redact_json({"h": text})["h"]):
         assert word not in out and "[secret fp:" in out, out
 

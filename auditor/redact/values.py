@@ -110,25 +110,34 @@ _AFTER_WORD = re.compile(
 # so. Only these: any word of lower-case letters let through showed a passphrase (`Bearer
 # correct_horse_battery_staple`) in the message and in the analytics access the state file
 # keeps. (`_AFTER_WORD` takes words of 6 characters or more only.)
-# In any text, one word of lower-case letters after `token`, maybe capitalised (`_PROSE_WORD`:
-# no digit, `_` or `-`), is prose, not a credential (`token absent`, `env token unchanged`,
-# `Token Rotation Required` in a rule's title): taken, it was hidden there and, learned, in
-# every text holding the word, the state file's memory keeping it for every later run (tester
-# T93 #4). Not after `Bearer` or `Basic`, nor in a header (`Authorization: token X`, GitHub's
-# form): there a word is a credential, however weak (`Bearer changeme`: review R67 #2). A
-# passphrase of words (`correct_horse_battery_staple`), a word with a digit or a second
+# In running text, one word of lower-case letters after `token`, maybe capitalised
+# (`_PROSE_WORD`: no digit, `_` or `-`), is prose, not a credential (`token absent`, `env token
+# unchanged`, `Token Rotation Required` in a rule's title): taken, it was hidden there and,
+# learned, in every text holding the word, the state file's memory keeping it for every later
+# run (tester T93 #4). Not after `Bearer` or `Basic`, and not where `token` begins a value: on
+# a header's line (`Authorization: token X`, GitHub's form; `curl -H "X-Auth: token X"`), right
+# after a quote, `=` or `:` (`H="token X"`), or on the line after a key (`Authorization:⏎  token
+# X`): there one word is a credential, however weak (`Bearer changeme`: reviews R67 #2, R71).
+# A passphrase of words (`correct_horse_battery_staple`), a word with a digit or a second
 # capital is taken everywhere (but, in a shown text, the words of `_STATUS_WORDS` in any case:
 # `TOKEN EXPIRED`).
 _PROSE_WORD = re.compile(r"[A-Za-z][a-z]{5,15}:?")
-_HEADER_BEFORE = re.compile(r"(?i)authori[sz]ation|header")
+_HEADER_BEFORE = re.compile(r"(?i)authori[sz]ation|header|(?<![\w-])-H\b")
+_VALUE_BEFORE = frozenset("\"'`=:([{,]")
 
 
 def _prose_after_token(text: str, m: re.Match[str], value: str) -> bool:
-    """`_AFTER_WORD`'s `m` is `token` and a word of prose, outside a header's line."""
+    """`_AFTER_WORD`'s `m` is `token` and a word of prose, in running text (see above)."""
     if m[0][:5].lower() != "token" or not _PROSE_WORD.fullmatch(value):
         return False
     line = text.rfind("\n", 0, m.start()) + 1
-    return _HEADER_BEFORE.search(text, line, m.start()) is None
+    before = text[line : m.start()].rstrip()
+    if _HEADER_BEFORE.search(before) or (before and before[-1] in _VALUE_BEFORE):
+        return False
+    if before:  # words before it on its line: running text
+        return True
+    above = text[:line].rstrip()  # `token` begins its line: not as a key's value
+    return not above or above[-1] not in _VALUE_BEFORE
 
 
 _STATUS_WORDS = frozenset(

@@ -224,3 +224,31 @@ def test_policy_test_judges_a_reorder_by_the_configurations_diff_keys(tmp_path: 
     code, out, err = run(tmp_path, "test", str(tmp_path / "p.yaml"), "--config", "c.toml")
     assert code == 0, out + err
     assert "2 passed, 0 failed" in out
+
+
+def test_policy_test_of_a_path_reads_the_diff_keys_of_pyproject(tmp_path: Path) -> None:
+    """Review R71 #2: with a PATH and no `--config`, `policy test` read no configuration, so
+    `pyproject.toml`'s `diff_keys`, which `run` and `review` read, did not apply to it."""
+    from tests.test_policy_cli import run
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.auditor.diff_keys]\nsets = ["other"]\nordered = ["commandAllowlist"]\n'
+    )
+    (tmp_path / "p.yaml").write_text(
+        "rules:\n"
+        "- {id: OT, title: t, severity: high, target: change,"
+        " assert: {not: {path: other, changed: true}}}\n"
+        "- {id: AL, title: t, severity: high, target: change,"
+        " assert: {not: {path: commandAllowlist, changed: true}}}\n"
+    )
+    (tmp_path / "p.tests.yaml").write_text(
+        "tests:\n"
+        "- name: other reordered, a set by diff_keys\n"
+        "  before: {other: [a, b]}\n  after: {other: [b, a]}\n  expect: {OT: pass}\n"
+        "- name: allowlist reordered, in order by diff_keys\n"
+        "  before: {commandAllowlist: [a, b]}\n  after: {commandAllowlist: [b, a]}\n"
+        "  expect: {AL: fail}\n"
+    )
+    code, out, err = run(tmp_path, "test", "p.yaml")
+    assert code == 0, out + err
+    assert "2 passed, 0 failed" in out

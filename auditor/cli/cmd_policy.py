@@ -152,17 +152,16 @@ def _print_screened(
 
 def run_test(args: argparse.Namespace, ctx: Context) -> int:
     """Run every policy test case; one line per case and a summary."""
-    from auditor.diff import DEFAULT_LIST_TABLE
     from auditor.evaluate.testing import run_policy_tests  # the rule engine: not for `lint`
 
-    # the configuration names the policies when no PATH does; `--config` given is read either
-    # way (a file that is not there is said, never passed over)
-    config = config_from_args(args, ctx) if not args.paths or args.config else None
+    # the configuration is read as `run` and `review` read it (`--config`, else
+    # `auditor.toml` / `pyproject.toml`; a file named that is not there is said): it names the
+    # policies when no PATH does, and its `diff_keys` say how a change case's lists compare, as
+    # in `review` (they were ignored with a PATH: review R71 #2)
+    config = config_from_args(args, ctx)
     paths, scope = _paths(args, ctx, config)
     try:
-        # a change case's lists compare as the configuration's `diff_keys` say, as in `review`
-        table = DEFAULT_LIST_TABLE if config is None else config.list_table
-        cases = run_policy_tests(paths, now=ctx.clock(), list_table=table)
+        cases = run_policy_tests(paths, now=ctx.clock(), list_table=config.list_table)
     except PolicyError as exc:
         for line in problem_lines(exc.problems, ctx.secrets()):
             print(line, file=ctx.stdout)

@@ -176,7 +176,9 @@ def _alone(inputs: EvaluationInputs) -> Revision | None:
     walked = [r.revision for r in islice(inputs.history, 2)]
     if walked != [settings.revision]:
         return None
-    return settings if inputs.history_whole is None or inputs.history_whole() else None
+    if inputs.check_history is not None:
+        inputs.check_history()
+    return settings
 
 
 def _no_step(rule: Rule, alone: Revision) -> RuleResult:

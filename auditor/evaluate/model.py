@@ -113,10 +113,10 @@ class EvaluationInputs:
     history_from: Callable[[datetime], Iterable[Revision]] | None = None
     revision_numbers: Sequence[int] | None = None
     remember: bool = False
-    # Whether the stored history still holds every revision its syncs stored (no row deleted
-    # behind auditor's back: `Store.check_rows_kept`, which raises its `StoreError` instead),
-    # asked only of a history of one revision; None: a history given whole.
-    history_whole: Callable[[], bool] | None = None
+    # Raises (`Store.check_rows_kept`'s StoreError, "… is damaged") when the stored history
+    # lost rows its syncs stored (deleted behind auditor's back); called only of a history of
+    # one revision. None: a history given whole.
+    check_history: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -780,7 +780,7 @@ def _inputs(
         history_from=lambda when: _history_from(store, when, end),
         revision_numbers=known.hashes.numbers(),
         remember=known.moves_on,
-        history_whole=lambda: _rows_kept(store),
+        check_history=store.check_rows_kept,
     )
     return inputs, skipped
 
@@ -814,13 +814,6 @@ def readiness_reports(
     earlier = store.latest_reports(now + timedelta(days=FUTURE_SKEW_DAYS))
     used = latest_per_repo([*earlier, *newest], now)
     return tuple(used), tuple(skipped_future(newest, used, now))
-
-
-def _rows_kept(store: Store) -> bool:
-    """True when the stored history holds every row its syncs stored; a `StoreError` ("… is
-    damaged", what to do) when not (`Store.check_rows_kept`, as `export` refuses such a file)."""
-    store.check_rows_kept()
-    return True
 
 
 def _history_from(store: Store, when: datetime, end: int | None) -> Iterable[Revision]:

@@ -198,14 +198,26 @@ def test_changed_judges_a_set_list_below_its_path_as_the_diff_does(
         assert got == want, (domains, err)
 
 
-def test_policy_test_judges_a_reorder_by_the_configurations_diff_keys(tmp_path: Path) -> None:
-    """Review R69 #1: `policy test` judged every change case with the default list table, so a
-    list `diff_keys` makes a set (or keeps in order) passed there what `review` failed."""
+_DIFF_KEYS = 'sets = ["other"]\nordered = ["commandAllowlist"]\n'
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "extra"),
+    [
+        # review R69 #1: `policy test` judged every change case with the default list table
+        ("c.toml", f"[diff_keys]\n{_DIFF_KEYS}", ["--config", "c.toml"]),
+        # review R71 #2: with a PATH and no `--config`, it read no configuration at all
+        ("pyproject.toml", f"[tool.auditor.diff_keys]\n{_DIFF_KEYS}", []),
+    ],
+)
+def test_policy_test_judges_a_reorder_by_the_configurations_diff_keys(
+    tmp_path: Path, file: str, text: str, extra: list[str]
+) -> None:
+    """A list `diff_keys` makes a set (or keeps in order) is judged so by `policy test` too,
+    as `run` and `review` judge it, whichever way the configuration is found."""
     from tests.test_policy_cli import run
 
-    (tmp_path / "c.toml").write_text(
-        '[diff_keys]\nsets = ["other"]\nordered = ["commandAllowlist"]\n'
-    )
+    (tmp_path / file).write_text(text)
     (tmp_path / "p.yaml").write_text(
         "rules:\n"
         "- {id: OT, title: t, severity: high, target: change,"
@@ -221,34 +233,6 @@ def test_policy_test_judges_a_reorder_by_the_configurations_diff_keys(tmp_path: 
         "  before: {commandAllowlist: [a, b]}\n  after: {commandAllowlist: [b, a]}\n"
         "  expect: {AL: fail}\n"
     )
-    code, out, err = run(tmp_path, "test", str(tmp_path / "p.yaml"), "--config", "c.toml")
-    assert code == 0, out + err
-    assert "2 passed, 0 failed" in out
-
-
-def test_policy_test_of_a_path_reads_the_diff_keys_of_pyproject(tmp_path: Path) -> None:
-    """Review R71 #2: with a PATH and no `--config`, `policy test` read no configuration, so
-    `pyproject.toml`'s `diff_keys`, which `run` and `review` read, did not apply to it."""
-    from tests.test_policy_cli import run
-
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.auditor.diff_keys]\nsets = ["other"]\nordered = ["commandAllowlist"]\n'
-    )
-    (tmp_path / "p.yaml").write_text(
-        "rules:\n"
-        "- {id: OT, title: t, severity: high, target: change,"
-        " assert: {not: {path: other, changed: true}}}\n"
-        "- {id: AL, title: t, severity: high, target: change,"
-        " assert: {not: {path: commandAllowlist, changed: true}}}\n"
-    )
-    (tmp_path / "p.tests.yaml").write_text(
-        "tests:\n"
-        "- name: other reordered, a set by diff_keys\n"
-        "  before: {other: [a, b]}\n  after: {other: [b, a]}\n  expect: {OT: pass}\n"
-        "- name: allowlist reordered, in order by diff_keys\n"
-        "  before: {commandAllowlist: [a, b]}\n  after: {commandAllowlist: [b, a]}\n"
-        "  expect: {AL: fail}\n"
-    )
-    code, out, err = run(tmp_path, "test", "p.yaml")
+    code, out, err = run(tmp_path, "test", "p.yaml", *extra)
     assert code == 0, out + err
     assert "2 passed, 0 failed" in out

@@ -16,6 +16,7 @@ import pytest
 import xmlschema
 from report_fixture import build_large, build_report_data, declared_urls
 
+from auditor.common.pairs import RevisionCounts
 from auditor.findings.finding import sort_controls
 from auditor.models import Change, SourceLocation, severity_rank
 from auditor.report import (
@@ -445,6 +446,10 @@ def test_chart_downsampling_keeps_the_peak_and_bounds_the_points() -> None:
     assert chart is not None and chart.peak == 40
     assert len(chart.line.split()) <= MAX_POINTS
     assert min(float(p.split(",")[1]) for p in chart.line.split()) == chart.plot_top  # peak drawn
+    # the counts as a run gives them (in order, not sorted again): the very same chart
+    assert failing_chart(RevisionCounts.of(points)) == chart
+    assert failing_chart(list(reversed(points))) == chart
+    assert failing_chart(RevisionCounts.of(reversed(points))) == chart
 
 
 @pytest.mark.parametrize("points", [[], [(412, 3)]], ids=["no-history", "one-revision"])

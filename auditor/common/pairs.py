@@ -89,9 +89,10 @@ class HashPairs(Sequence[tuple[int, str]]):
             hexed = digests[start : start + step].hex()
             yield from (hexed[i : i + width] for i in range(0, len(hexed), width))
 
-    def numbers(self) -> list[int]:
-        """The revision numbers, in order."""
-        return self._numbers.tolist()
+    def numbers(self) -> Sequence[int]:
+        """The revision numbers, in order: a copy, 8 bytes each (a list of them was 4 MB at
+        100,000 revisions, held through the evaluation)."""
+        return array("q", self._numbers)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, HashPairs):
@@ -109,3 +110,61 @@ class HashPairs(Sequence[tuple[int, str]]):
 
     def __repr__(self) -> str:
         return f"HashPairs({list(self)!r})"
+
+
+class RevisionCounts(Sequence[tuple[int, int]]):
+    """(revision, count) pairs, 16 bytes a pair: how many rules fail at each revision of the
+    history, and how many of those a waiver covers. As a tuple of tuples, 100,000 revisions'
+    counts were 9 MB held from the evaluation to the last report. Compares equal to any
+    sequence of the same pairs."""
+
+    __slots__ = ("_counts", "_numbers", "ascending")
+
+    def __init__(self, numbers: Iterable[int] = (), counts: Iterable[int] = ()) -> None:
+        self._numbers = array("q", numbers)
+        self._counts = array("q", counts)
+        if len(self._numbers) != len(self._counts):
+            raise ValueError("a count for each revision")
+        #: the revisions in ascending order, as a history gives them (a chart need not sort)
+        self.ascending = all(a < b for a, b in itertools.pairwise(self._numbers))
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[int, int]]) -> RevisionCounts:
+        """The counts of (revision, count) pairs."""
+        numbers, counts = array("q"), array("q")
+        for number, count in pairs:
+            numbers.append(number)
+            counts.append(count)
+        return cls(numbers, counts)
+
+    @property
+    def numbers(self) -> Sequence[int]:
+        return self._numbers
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, int]: ...
+    @overload
+    def __getitem__(self, index: slice) -> RevisionCounts: ...
+    def __getitem__(self, index: int | slice) -> tuple[int, int] | RevisionCounts:
+        if isinstance(index, slice):
+            return RevisionCounts(self._numbers[index], self._counts[index])
+        return self._numbers[index], self._counts[index]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(self._numbers, self._counts, strict=True)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RevisionCounts):
+            return (self._numbers, self._counts) == (other._numbers, other._counts)
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"RevisionCounts({list(self)!r})"

@@ -50,7 +50,7 @@ def evaluate(policy: PolicySet, inputs: EvaluationInputs) -> Evaluation:
     by_target = {t: [r for r in policy.rules if r.target == t] for t in _NO_INPUT}
     results: list[RuleResult] = []
     missing: list[str] = []
-    failing: tuple[tuple[int, int], ...] = ()
+    failing: Sequence[tuple[int, int]] = ()
     failing_spans: tuple[tuple[str, tuple[tuple[int, int | None], ...]], ...] = ()
     memo = inputs.memoise
     state = _State(policy, inputs)

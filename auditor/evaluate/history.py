@@ -19,6 +19,7 @@ from itertools import accumulate, compress, repeat
 from operator import is_not, itemgetter
 from typing import Any
 
+from auditor.common.pairs import RevisionCounts
 from auditor.diff.table import strict_equal
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.memo import MemoRule
@@ -271,16 +272,13 @@ class HistoryRun:
             self.all_results.append(verdict.result(memo.rule, subject, since=when))
 
 
-def failing_counts(
-    numbers: Sequence[int], spans: Iterable[Sequence[Span]]
-) -> tuple[tuple[int, int], ...]:
+def failing_counts(numbers: Sequence[int], spans: Iterable[Sequence[Span]]) -> RevisionCounts:
     """(revision, how many rules fail there) for each revision number (ascending)."""
     delta = [0] * (len(numbers) + 1)
     for span in (s for rule_spans in spans for s in rule_spans):
         delta[bisect_left(numbers, span.start.revision)] += 1
         delta[len(numbers) if span.end is None else bisect_left(numbers, span.end)] -= 1
-    counts = list(accumulate(delta[:-1]))
-    return tuple(zip(numbers, counts, strict=True))
+    return RevisionCounts(numbers, accumulate(delta[:-1]))
 
 
 @dataclass
@@ -291,7 +289,7 @@ class SettingsOutcome:
 
     current: list[RuleResult]
     per_revision: list[RuleResult]
-    failing: tuple[tuple[int, int], ...]
+    failing: RevisionCounts
     spans: list[tuple[Span, ...]]
     last: int | None = None  # the last revision walked
 

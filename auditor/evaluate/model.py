@@ -125,7 +125,7 @@ class Evaluation:
 
     results: tuple[RuleResult, ...]
     not_evaluated: tuple[str, ...] = ()  # human-readable reasons; non-empty means incomplete
-    failing_by_revision: tuple[tuple[int, int], ...] = ()  # (revision, failing rule count)
+    failing_by_revision: Sequence[tuple[int, int]] = ()  # (revision, failing rule count)
     #: each settings rule's failing stretches, by rule id: (first revision failing, first
     #: revision no longer failing or None), for telling how many of `failing_by_revision`'s
     #: a waiver covers (`auditor.findings.waivers.waived_counts`)

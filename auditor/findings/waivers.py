@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.common.files import UnreadableFile, read_input
+from auditor.common.pairs import RevisionCounts
 from auditor.common.paths import render
 from auditor.errors import PolicyError
 from auditor.evaluate.model import RuleResult
@@ -537,7 +538,7 @@ def waived_counts(
     spans: Iterable[tuple[str, Sequence[tuple[int, int | None]]]],
     waivers: Sequence[Waiver],
     now: datetime,
-) -> tuple[tuple[int, int], ...]:
+) -> RevisionCounts:
     """(revision, how many of the rules failing there a waiver in force at `now` covers) for
     each revision of `failing`: the waiver matches that revision's result as it matches a
     `settings@N` result of `--all-revisions` (`settings` covers every revision, `settings@N`
@@ -549,7 +550,7 @@ def waived_counts(
     `--all-revisions` whose N is not the revision judged (review R33 #4), or a `settings`
     waiver of a rule that passes on the settings judged, is not counted at any revision."""
     in_force = [w for w in waivers if now <= w.expires]
-    numbers = [r for r, _ in failing]
+    numbers = failing.numbers if isinstance(failing, RevisionCounts) else [r for r, _ in failing]
     delta = [0] * (len(numbers) + 1)
     covered = False
     for rule, stretches in spans:
@@ -574,5 +575,5 @@ def waived_counts(
                     delta[at + 1] -= 1
                     covered = True
     if not covered:
-        return ()
-    return tuple(zip(numbers, accumulate(delta[:-1]), strict=True))
+        return RevisionCounts()
+    return RevisionCounts(numbers, accumulate(delta[:-1]))

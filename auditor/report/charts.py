@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
+from auditor.common.pairs import RevisionCounts
+
 WIDTH = 720
 HEIGHT = 220
 _LEFT, _RIGHT, _TOP, _BOTTOM = 44, 12, 12, 30
@@ -59,10 +61,12 @@ class Chart:
 
 def downsample(points: Sequence[tuple[int, int]], limit: int = MAX_POINTS) -> list[tuple[int, int]]:
     """At most `limit` points: buckets keep their worst (highest) count, so no peak is lost."""
-    return _downsample(sorted(points), limit)
+    return list(_downsample(sorted(points), limit))
 
 
-def _downsample(pts: list[tuple[int, int]], limit: int = MAX_POINTS) -> list[tuple[int, int]]:
+def _downsample(
+    pts: Sequence[tuple[int, int]], limit: int = MAX_POINTS
+) -> Sequence[tuple[int, int]]:
     """`downsample` of points sorted already."""
     if len(pts) <= limit:
         return pts
@@ -82,7 +86,7 @@ def spans(points: Sequence[tuple[int, int]]) -> list[Span]:
     return _spans(sorted(points))
 
 
-def _spans(pts: list[tuple[int, int]]) -> list[Span]:
+def _spans(pts: Sequence[tuple[int, int]]) -> list[Span]:
     """`spans` of points sorted already. A run's bounds are kept as numbers and its `Span` made
     once, when the run ends (not made anew for each revision that extends it: a 10,000-revision
     history made 10,000 of them for a few hundred runs)."""
@@ -110,7 +114,9 @@ def _nice_max(peak: int) -> int:
 
 def failing_chart(points: Sequence[tuple[int, int]]) -> Chart | None:
     """Chart of failing rules per revision; None when there are fewer than two revisions."""
-    ordered = sorted(points)  # once, for the chart's points and the table's runs
+    # once, for the chart's points and the table's runs (counts of revisions are in order:
+    # not made again as 100,000 tuples)
+    ordered = points if isinstance(points, RevisionCounts) and points.ascending else sorted(points)
     pts = _downsample(ordered)
     if len(pts) < 2:
         return None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
+from auditor.common.pairs import RevisionCounts
 from auditor.findings.finding import Finding, control_key, sort_findings
 from auditor.models import (
     OPEN_STATUSES,
@@ -325,9 +326,9 @@ class ReportData:
     findings: tuple[Finding, ...]  # all of them, passes included
     resolved: tuple[FindingRecord, ...] = ()
     #: (revision, settings rules failing there), waived ones included
-    failing_by_revision: tuple[tuple[int, int], ...] = ()
+    failing_by_revision: Sequence[tuple[int, int]] = ()
     #: (revision, how many of those a waiver covers), the same revisions; empty: none is
-    waived_by_revision: tuple[tuple[int, int], ...] = ()
+    waived_by_revision: Sequence[tuple[int, int]] = ()
     readiness_rows: tuple[ReadinessRow, ...] = ()
     org_level: int | None = None
     waivers: WaiverSummary = WaiverSummary()
@@ -506,15 +507,15 @@ class PerAttribution(Generic[T]):
         return known[1]
 
 
-def failing_not_waived(data: ReportData) -> tuple[tuple[int, int], ...]:
+def failing_not_waived(data: ReportData) -> Sequence[tuple[int, int]]:
     """(revision, settings rules failing there that no waiver covers): "Compliance over
     time"'s figures, counted as the findings table counts (a waived result is `waived`)."""
     if not data.waived_by_revision:
         return data.failing_by_revision
-    return tuple(
-        (r, n - w)
-        for (r, n), (_, w) in zip(data.failing_by_revision, data.waived_by_revision, strict=True)
-    )
+    failing, waived = data.failing_by_revision, data.waived_by_revision
+    if len(failing) != len(waived):
+        raise ValueError("the waived counts are not of the failing counts' revisions")
+    return RevisionCounts.of((r, n - w) for (r, n), (_, w) in zip(failing, waived, strict=True))
 
 
 def shown_findings(data: ReportData) -> list[Finding]:

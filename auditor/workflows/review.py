@@ -548,7 +548,7 @@ class _Resumed:
 
     def __init__(self, policy: PolicySet, request: ReviewRequest) -> None:
         self.states: dict[str, bytes] = {}
-        self.numbers: list[int] = []
+        self.numbers: Sequence[int] = ()
         history = request.history
         if not isinstance(history, StoredHistory) or history.then:
             return

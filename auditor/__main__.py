@@ -31,10 +31,10 @@ def entry() -> int:
     143, each with its one line (SIGTERM ended the process without a word: a CI job cancelled
     as it started)."""
     sys.unraisablehook = _unraisable
-    _fix_mmap_threshold()
     previous = _handle(signal.SIGTERM, _raise_terminated)
     try:
         with _loading():
+            _fix_mmap_threshold()
             _load_orjson()
             from auditor.cli import main, signals
 
@@ -77,29 +77,11 @@ def entry() -> int:
     return code
 
 
-M_MMAP_THRESHOLD = -3  # glibc's <malloc.h>
-MMAP_THRESHOLD = 128 * 1024  # glibc's default, kept
-
-
 def _fix_mmap_threshold() -> None:
-    """Keep glibc's malloc serving blocks of 128 KiB and more by mmap, given back to the
-    system when freed, as `MALLOC_MMAP_THRESHOLD_=131072` does. Left to itself, glibc raises
-    that threshold to the size of the first such block freed (up to 32 MiB); from then on the
-    megabyte blocks a run makes and frees (a rule's stored state unpacked, an API page read)
-    come from the heap, whose freed holes stay in the process: the online nightly at 100,000
-    revisions peaked at 155 MB, and at 146 MB with the threshold fixed. Nothing when the
-    environment sets the threshold itself, or the C library is not glibc."""
-    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
-        return
-    try:
-        if not os.confstr("CS_GNU_LIBC_VERSION"):
-            return
-    except (ValueError, OSError):  # no such name here (not glibc)
-        return
-    import ctypes
+    """`auditor.common.heap.fix_thresholds`, first of all (only `os` and `sys` loaded for it)."""
+    from auditor.common.heap import fix_thresholds
 
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    fix_thresholds()
 
 
 def _outlived() -> bool:

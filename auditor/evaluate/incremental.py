@@ -27,11 +27,9 @@ stored history still leads to it unchanged, is the caller's to check (`auditor.s
 
 from __future__ import annotations
 
-import codecs
 import hashlib
-import json
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from datetime import datetime
 from itertools import islice
 from typing import Any
@@ -285,23 +283,25 @@ def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
     """A change rule's tally (None when a value in it does not read back exactly: a type
     JSON does not have, say, so the rule is simply evaluated afresh next time).
 
-    Each result this run found is checked on its own, then the tally is dumped in one go with
-    each result turned into its list only as orjson reaches it: at 100,000 revisions a rule has
-    10,000s of results, which are never all read back, nor all held as lists, at once."""
+    One JSON document, its open results last, each on a line of its own (JSON text as orjson
+    writes it has no line break, so `load_tally` finds each result without parsing the
+    others). Each result this run found is checked on its own and dumped on its own: at
+    100,000 revisions a rule has 10,000s of results, never all held as lists at once."""
     try:
         # Read back as `load_tally` reads it: the results this run found. The others were read
         # back from an earlier run's state (`load_tally`), so they are read back exactly again.
         for result in islice(tally.open, len(tally.open) - tally.new_open, None):
             if Shared().result(orjson.loads(orjson.dumps(_result(result))), rule) != result:
                 return None
+        parts = [_tally_head(tally, [])[:-2]]  # up to `"open":[`
+        found: Iterable[RuleResult] = tally.open
         if tally.stored is not None:  # the earlier run's results as its state wrote them
-            stored = tally.stored()
-            head = _tally_head(tally, [])[:-2]  # up to `"open":[`
-            found = tally.open[len(tally.open) - tally.new_open :]
-            new = _dumped(found)[1:-1] if found else b""
-            comma = b"," if stored and new else b""
-            return b"".join((head, stored, comma, new, b"]}"))
-        return _tally_head(tally, tally.open)
+            parts.append(tally.stored())
+            found = islice(tally.open, len(tally.open) - tally.new_open, None)
+        for result in found:
+            parts += (b",\n" if len(parts) > 1 and parts[-1] else b"\n", _dumped(result))
+        parts.append(b"]}")
+        return b"".join(parts)
     except (TypeError, KeyError):  # KeyError: a status `load_tally` would not read back
         return None
 
@@ -340,7 +340,8 @@ def load_tally(
     A tally as `dump_tally` writes it is read a result at a time (`_open_results`): at
     100,000 revisions one rule's open results parsed all at once were 26 MB of lists and
     strings for 2.3 MB of text, held until the last result was made, and that put the online
-    nightly's peak over 150 MB. Any other JSON (an older writer's, say) is parsed whole."""
+    nightly's peak over 150 MB. Any other layout of the same JSON (the one this version's
+    predecessors wrote, without the line breaks) is parsed whole, and written anew."""
     shared = shared if shared is not None else Shared()
     found = _head(data)
     if found is None:
@@ -383,6 +384,8 @@ def _head(data: bytes) -> tuple[Tally, int] | None:
     start = at + len(_OPEN)
     if data[:start] != _tally_head(tally, [])[:-2]:
         return None
+    if start != len(data) - 2 and data[start : start + 1] != b"\n":  # not a result a line
+        return None
     return tally, start
 
 
@@ -395,57 +398,18 @@ def _tally_of(raw: dict[str, Any]) -> Tally:
     )
 
 
-def _refuse(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")  # orjson refuses NaN and Infinity too
-
-
-_DECODER = json.JSONDecoder(parse_constant=_refuse)
-
-
 def _open_results(data: bytes, start: int, end: int) -> Iterator[Any]:
-    """The elements of the JSON array whose text, less its brackets, is `data[start:end]` (as
-    orjson writes it: no spaces), each parsed in turn, the text decoded `_WINDOW` bytes at a
-    time (decoded whole, one character outside Latin-1 made it 2 or 4 bytes a character).
-    ValueError when it is not such a list."""
-    view = memoryview(data)[start:end]
-    utf8 = codecs.getincrementaldecoder("utf-8")()
-    decode = _DECODER.raw_decode
-    text, at, taken = "", 0, 0
-
-    def more() -> bool:
-        """The next window's text after what is left of `text` (`at` is then 0)."""
-        nonlocal text, at, taken
-        if taken == len(view):
-            return False
-        upto = min(taken + _WINDOW, len(view))
-        text, at = text[at:] + utf8.decode(view[taken:upto], final=upto == len(view)), 0
-        taken = upto
-        return True
-
-    expected = False  # an element (after a comma)
-    while True:
-        if at == len(text) and not more():
-            if expected:
-                raise ValueError("a tally's open results end with a comma")
+    """The results in `data[start:end]`, each after a line break, a comma between them (as
+    `dump_tally` writes them), each parsed by orjson on its own. ValueError when one is not
+    JSON (a line break inside a result: it was not written so)."""
+    view, at = memoryview(data), start + 1
+    while start < end:
+        stop = data.find(b",\n", at, end)
+        if stop < 0:
+            yield orjson.loads(view[at:end])
             return
-        try:
-            value, stop = decode(text, at)
-        except ValueError:
-            if more():  # it may go on in the next window: parsed again from its start
-                continue
-            raise
-        if stop == len(text) and more():  # a number may go on too
-            continue
-        yield value
-        at, expected = stop, False
-        if at == len(text) and not more():
-            return
-        if text[at] != ",":
-            raise ValueError("a tally's open results: a result not followed by a comma")
-        at, expected = at + 1, True
-
-
-_WINDOW = 1 << 16
+        yield orjson.loads(view[at:stop])
+        at = stop + 2
 
 
 def _cut(again: Callable[[], bytes], start: int, end: int) -> Callable[[], bytes]:

@@ -78,7 +78,8 @@ def entry() -> int:
 
 
 def _fix_mmap_threshold() -> None:
-    """`auditor.common.heap.fix_thresholds`, first of all (only `os` and `sys` loaded for it)."""
+    """`auditor.common.heap.fix_thresholds`, first of all (it loads `ctypes` for glibc's
+    `mallopt`, 2-3 ms, and nothing where that cannot be loaded)."""
     from auditor.common.heap import fix_thresholds
 
     fix_thresholds()

@@ -127,3 +127,19 @@ def test_the_auditor_command_gives_freed_blocks_back_to_the_system() -> None:
     assert _held_after_freeing("default") > 10_000  # the 12 MB stay
     assert _held_after_freeing("fixed") < 2_000
     assert _held_after_freeing("command") < 2_000
+
+
+def test_a_python_without_ctypes_still_runs_the_command() -> None:
+    """A CPython built without libffi has no `_ctypes`: the command runs with glibc's own
+    thresholds (it failed with `unexpected ModuleNotFoundError`, exit 2, even for --version)."""
+    code = (
+        "import sys; sys.modules['_ctypes'] = None\n"
+        "from auditor.__main__ import entry\n"
+        "sys.argv = ['auditor', '--version']\n"
+        "raise SystemExit(entry())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith("auditor ")

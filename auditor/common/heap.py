@@ -77,11 +77,11 @@ def _mallopt() -> Any:
             return None
     except (ValueError, OSError):
         return None
-    import ctypes  # only here: 2-3 ms of loading
-
     try:
+        import ctypes  # only here: 2-3 ms of loading (a Python built without libffi has none)
+
         mallopt = ctypes.CDLL(None).mallopt  # the process's own symbols: glibc's
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):
         return None
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int

@@ -293,15 +293,20 @@ def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
         for result in islice(tally.open, len(tally.open) - tally.new_open, None):
             if Shared().result(orjson.loads(orjson.dumps(_result(result))), rule) != result:
                 return None
-        parts = [_tally_head(tally, [])[:-2]]  # up to `"open":[`
+        # One buffer grown in place (a list of 10,000s of dumps joined at the end left their
+        # holes in the heap: 27 MB more at the peak of a nightly rewriting its tallies)
+        out = bytearray(_tally_head(tally, [])[:-2])  # up to `"open":[`
         found: Iterable[RuleResult] = tally.open
         if tally.stored is not None:  # the earlier run's results as its state wrote them
-            parts.append(tally.stored())
+            out += tally.stored()
             found = islice(tally.open, len(tally.open) - tally.new_open, None)
+        separator = b",\n" if out[-1:] != b"[" else b"\n"
         for result in found:
-            parts += (b",\n" if len(parts) > 1 and parts[-1] else b"\n", _dumped(result))
-        parts.append(b"]}")
-        return b"".join(parts)
+            out += separator
+            out += _dumped(result)
+            separator = b",\n"
+        out += b"]}"
+        return bytes(out)
     except (TypeError, KeyError):  # KeyError: a status `load_tally` would not read back
         return None
 

@@ -186,6 +186,24 @@ def secrets_found_in_a_child(text: str) -> str:
     return done.stdout
 
 
+def printed_by_a_fresh_interpreter(code: str) -> str:
+    """What `code` prints, run by a new Python process in the tests' folder (so it imports
+    the tests' helpers): a memory figure taken with tracemalloc there counts this code alone,
+    not a test worker's other threads or the caches earlier tests filled."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return done.stdout
+
+
 def secret_forms(secret: str) -> list[str]:
     """The forms a secret is searched for in outputs: raw, JSON-escaped, URL-encoded (`+` for
     spaces too, and with lower-case escapes, as some clients write them), base64 (standard

@@ -4,8 +4,6 @@ the stored history it was computed over, so a nightly can tell whether it still 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,6 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import printed_by_a_fresh_interpreter
 
 from auditor.evaluate.change import Tally
 from auditor.evaluate.incremental import StateDumps, dump_tally, load_tally
@@ -320,15 +319,7 @@ kept = load_tally(data, rule)
 current, peak = tracemalloc.get_traced_memory()
 print(len(data), current, peak)
 """
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=Path(__file__).parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    size, current, peak = map(int, done.stdout.split())
+    size, current, peak = map(int, printed_by_a_fresh_interpreter(code).split())
     assert peak - current < 2 * size, (size, current, peak)
 
 

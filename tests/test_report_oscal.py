@@ -10,8 +10,6 @@ import importlib.util
 import io
 import json
 import random
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -22,6 +20,7 @@ import jsonschema  # type: ignore[import-untyped]
 import orjson
 import pytest
 import regex
+from conftest import printed_by_a_fresh_interpreter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import validators
@@ -487,14 +486,6 @@ def test_writing_oscal_holds_no_more_as_the_subjects_grow() -> None:
         "        tracemalloc.stop()\n"
         "print(json.dumps([peak(1000), peak(6000)]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=Path(__file__).parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    (small, _), (large, largest) = json.loads(done.stdout)
+    (small, _), (large, largest) = json.loads(printed_by_a_fresh_interpreter(code))
     assert largest < 600_000  # the back matter was one 2.9 MB piece
     assert large - small < 4_000_000, (small, large)  # 12 MB more before

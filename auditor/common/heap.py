@@ -50,12 +50,7 @@ def fix_thresholds() -> bool:
     they were set. (The threshold alone left the top at glibc's 128 KiB: the heap shrank and
     grew again all run long, 34,000-36,000 page faults in a nightly at 10,000 revisions
     instead of 19,000-20,000.)"""
-    mallopt = _mallopt()
-    return (
-        mallopt is not None
-        and bool(mallopt(_M_MMAP_THRESHOLD, FIXED_MMAP_THRESHOLD))
-        and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
-    )
+    return _set(FIXED_MMAP_THRESHOLD)
 
 
 def keep_freed_memory() -> bool:
@@ -64,10 +59,16 @@ def keep_freed_memory() -> bool:
     if _done:
         return False
     _done = True
+    return _set(MMAP_THRESHOLD)
+
+
+def _set(mmap_threshold: int) -> bool:
+    """Set glibc's mmap threshold and, always with it, the free top it keeps
+    (`TRIM_THRESHOLD`); True when both were set."""
     mallopt = _mallopt()
     return (
         mallopt is not None
-        and bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+        and bool(mallopt(_M_MMAP_THRESHOLD, mmap_threshold))
         and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
     )
 

@@ -13,7 +13,7 @@ import itertools
 import re
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from typing import overload
+from typing import Any, overload
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX = re.compile(r"[0-9a-f]*")
@@ -101,15 +101,22 @@ class HashPairs(Sequence[tuple[int, str]]):
                 other._texts,
                 other._digests,
             )
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
+        same = _equal_pairs(self, other)
+        return NotImplemented if same is None else same
 
     def __hash__(self) -> int:
         return hash(tuple(self))
 
     def __repr__(self) -> str:
         return f"HashPairs({list(self)!r})"
+
+
+def _equal_pairs(pairs: Sequence[tuple[int, Any]], other: object) -> bool | None:
+    """`pairs == other` for any other sequence (the same pairs in the same order); None when
+    `other` is not a sequence of pairs."""
+    if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+        return len(other) == len(pairs) and all(a == b for a, b in zip(pairs, other, strict=True))
+    return None
 
 
 class RevisionCounts(Sequence[tuple[int, int]]):
@@ -159,9 +166,8 @@ class RevisionCounts(Sequence[tuple[int, int]]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RevisionCounts):
             return (self._numbers, self._counts) == (other._numbers, other._counts)
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
+        same = _equal_pairs(self, other)
+        return NotImplemented if same is None else same
 
     def __hash__(self) -> int:
         return hash(tuple(self))

@@ -15,13 +15,13 @@ done on another C library, or when the environment sets the allocator's own tuna
 (`glibc.malloc.*` in `GLIBC_TUNABLES`, `MALLOC_TRIM_THRESHOLD_`, `MALLOC_MMAP_THRESHOLD_`,
 `MALLOC_TOP_PAD_`): those are the operator's choice and stay so.
 
-Before any of that, the `auditor` command fixes the mmap threshold where glibc starts it
-(`fix_thresholds`): left to itself, glibc raises it to the size of each large block freed (up
-to 32 MiB) and the top it keeps free to twice that, so the megabyte blocks an audit makes and
-frees (a rule's stored state unpacked, a report's pieces) came from the heap and their holes
-stayed in the process: the online nightly at 100,000 revisions peaked at 155 MB, 5 MB over
-its target. Fixed at 1 MiB, glibc no longer moves it, and the nightly peaks at 138-139 MB
-with the two changes beside it (`bench/README.md`).
+Before any of that, the `auditor` command fixes both where they stay for the rest of an
+audit (`fix_thresholds`: the mmap threshold at 1 MiB, the free top kept at 8 MiB): left to
+itself, glibc raises the threshold to the size of each large block freed (up to 32 MiB) and the
+top it keeps free to twice that, so the megabyte blocks an audit makes and frees (a rule's
+stored state unpacked, a report's pieces) came from the heap and their holes stayed in the
+process: the online nightly at 100,000 revisions peaked at 155 MB, 5 MB over its target, and
+peaks at 137-138 MB with the changes beside it (README, Scale).
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ from auditor.evaluate.readiness import ReadinessModel, model_digest
 from auditor.evaluate.rule import Verdict
 from auditor.models import (
     STATUSES,
+    TARGETS,
     Attribution,
     Evidence,
     Status,
@@ -350,22 +351,30 @@ def load_tally(
     shared = shared if shared is not None else Shared()
     found = _head(data)
     if found is None:
-        raw = orjson.loads(data)
-        tally = _tally_of(raw)
-        opens = raw.pop("open")
-        if type(opens) is not list:
-            raise TypeError("a tally's open results are not a list")
-        opens.reverse()  # each parsed result dropped once it is made
-        tally.open = [shared.result(opens.pop(), rule) for _ in range(len(opens))]
-        return tally
+        return _whole(data, rule, shared)
     tally, start = found
-    tally.open = [shared.result(r, rule) for r in _open_results(data, start, len(data) - 2)]
+    try:
+        tally.open = [shared.result(r, rule) for r in _open_results(data, start, len(data) - 2)]
+    except ValueError:  # not a result a line throughout: an earlier version appended to it
+        return _whole(data, rule, shared)
     # The text of the open results, written again as it is (`dump_tally`: a nightly wrote
     # 1,000s of results back each night, unchanged): `data` is the tally as `dump_tally`
     # writes it, and the text can be had again from the row it was read from (`again`: not
     # held, unpacked when the tally is stored).
     if again is not None:
         tally.stored = _cut(again, start, len(data) - 2)
+    return tally
+
+
+def _whole(data: bytes, rule: Rule, shared: Shared) -> Tally:
+    """The tally `data` holds, parsed whole (its text is then written anew)."""
+    raw = orjson.loads(data)
+    tally = _tally_of(raw)
+    opens = raw.pop("open")
+    if type(opens) is not list:
+        raise TypeError("a tally's open results are not a list")
+    opens.reverse()  # each parsed result dropped once it is made
+    tally.open = [shared.result(opens.pop(), rule) for _ in range(len(opens))]
     return tally
 
 
@@ -441,7 +450,9 @@ class Shared:
         key = tuple(subject)
         found = self._subjects.get(key)
         if found is None:
-            found = self._subjects[key] = make_subject(*subject)
+            found = self._subjects[key] = make_subject(*_subject_parts(key))
+        if type(message) is not str:
+            raise TypeError("a result's message is not text")
         return RuleResult(
             rule,
             found,
@@ -474,11 +485,29 @@ class Shared:
         found = self._who.get(key)
         if found is None:
             revision, when, email, name = raw
-            found = make_attribution(
-                int(revision), datetime.fromisoformat(when), self.text(email), self.text(name)
-            )
+            if not (type(revision) is int and type(email) is str and type(name) is str):
+                raise TypeError("not an attribution")
+            at = datetime.fromisoformat(when)  # TypeError or ValueError when it is no time
+            if at.tzinfo is None:
+                raise ValueError("an attribution's time without its offset")
+            found = make_attribution(revision, at, self.text(email), self.text(name))
             self._who[key] = found
         return found
+
+
+def _subject_parts(raw: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A subject's parts as `_result` wrote them; TypeError or ValueError when they are not of
+    its form (a damaged row: its rule is evaluated afresh, never a report writer's error)."""
+    kind, key, label, revision, repo_url = raw
+    if not (
+        kind in TARGETS
+        and type(key) is str
+        and type(label) is str
+        and (revision is None or type(revision) is int)
+        and (repo_url is None or type(repo_url) is str)
+    ):
+        raise TypeError("not a subject")
+    return raw
 
 
 def _result(result: RuleResult) -> list[Any]:

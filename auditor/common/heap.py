@@ -20,8 +20,8 @@ audit (`fix_thresholds`: the mmap threshold at 1 MiB, the free top kept at 8 MiB
 itself, glibc raises the threshold to the size of each large block freed (up to 32 MiB) and the
 top it keeps free to twice that, so the megabyte blocks an audit makes and frees (a rule's
 stored state unpacked, a report's pieces) came from the heap and their holes stayed in the
-process: the online nightly at 100,000 revisions peaked at 155 MB, 5 MB over its target, and
-peaks at 137-138 MB with the changes beside it (README, Scale).
+process: the online nightly at 100,000 revisions peaked at 157 MB, over its 150 MB target,
+and peaks at 141 MB with the changes beside it (README, Scale).
 """
 
 from __future__ import annotations

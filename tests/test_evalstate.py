@@ -215,6 +215,9 @@ def test_a_tally_whose_values_do_not_read_back_exactly_is_not_stored() -> None:
     odd = replace(results[2], evidence=(Evidence("$.a", (1, 2)),))  # a tuple reads back a list
     found = [*results[:2], odd, results[3]]
     assert dump_tally(Tally(4, Counter({"fail": 4}), 1, 5, found, new_open=4), rule) is None
+    # a time without its offset is refused when read back (a damaged row): not stored either
+    naive = replace(results[1], since=Attribution(2, datetime(2026, 9, 3), "a@b.c", "A"))
+    assert dump_tally(Tally(1, Counter({"fail": 1}), 1, 2, [naive], new_open=1), rule) is None
     # Only what this run found is checked: results read back from an earlier run's state
     # (`new_open` counts the others) read back exactly again, so a nightly does not redo it.
     assert dump_tally(Tally(4, Counter({"fail": 4}), 1, 5, found, new_open=1), rule) is not None

@@ -308,8 +308,8 @@ def dump_tally(tally: Tally, rule: Rule) -> bytes | None:
             separator = b",\n"
         out += b"]}"
         return bytes(out)
-    except (TypeError, KeyError):  # KeyError: a status `load_tally` would not read back
-        return None
+    except (TypeError, KeyError, ValueError):  # KeyError: a status `load_tally` would not
+        return None  # read back; ValueError: a time without its offset, say
 
 
 def _tally_head(tally: Tally, results: list[RuleResult]) -> bytes:

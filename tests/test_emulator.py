@@ -698,3 +698,29 @@ def test_cli_refuses_a_port_out_of_range_as_a_usage_error(flag: str, value: str)
     assert code == 2
     assert f"argument {flag}: expected a port number 0-65535, got" in err.getvalue()
     assert "unexpected" not in err.getvalue()
+
+
+def test_a_client_that_hangs_up_mid_answer_prints_nothing(
+    fresh: Emulator, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A client gone before its answer was written (a run stopped by Ctrl-C or a timeout) was
+    printed as `Exception occurred during processing of request …` and a BrokenPipeError's
+    traceback on the emulator's stderr: in `auditor demo`, and into whatever a later test of
+    the same process captured."""
+    import socket
+    import time
+    from urllib.parse import urlsplit
+
+    address = urlsplit(fresh.base_url)
+    for _ in range(20):
+        with socket.create_connection((address.hostname, address.port)) as client:
+            client.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
+            client.sendall(
+                b"GET /api/v0/organization/enterprise-controls/history?limit=100 HTTP/1.1\r\n"
+                b"Host: x\r\nAuthorization: Bearer " + OWNER.encode() + b"\r\n\r\n"
+            )
+        # closed with a reset, unread: the server's writes fail
+    time.sleep(0.5)
+    assert "Traceback" not in capfd.readouterr().err

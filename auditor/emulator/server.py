@@ -11,6 +11,7 @@ import contextlib
 import itertools
 import re
 import socket
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -94,6 +95,13 @@ class _Server(ThreadingHTTPServer):
         with self._open_lock:
             self._open.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone before its answer was written (a run stopped by Ctrl-C or a timeout)
+        is nothing to report: socketserver printed each one's traceback on stderr."""
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
 
     def close_connections(self) -> None:
         """Hang up on every client still connected."""

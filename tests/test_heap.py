@@ -48,16 +48,23 @@ def _glibc() -> bool:
 pytestmark = pytest.mark.skipif(not _glibc(), reason="the thresholds are glibc's (2.33+)")
 
 
-def _child(mode: str, **env: str) -> str:
+def _run(script: str, mode: str, **env: str) -> str:
+    """What `script` prints in a child process given `mode`, under `env` and none of the
+    allocator's own settings from this process's environment."""
     environ = {k: v for k, v in os.environ.items() if "MALLOC" not in k and k != "GLIBC_TUNABLES"}
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, mode],
+        [sys.executable, "-c", script, mode],
         env={**environ, **env},
         capture_output=True,
         text=True,
+        timeout=60,
         check=True,
     )
     return done.stdout.strip()
+
+
+def _child(mode: str, **env: str) -> str:
+    return _run(_CHILD, mode, **env)
 
 
 def test_a_page_sized_buffer_comes_from_the_heap_once_the_thresholds_are_raised() -> None:
@@ -110,16 +117,7 @@ print((held() - before) // 1000)
 
 
 def _held_after_freeing(mode: str) -> int:
-    environ = {k: v for k, v in os.environ.items() if "MALLOC" not in k and k != "GLIBC_TUNABLES"}
-    done = subprocess.run(
-        [sys.executable, "-c", _FREED, mode],
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return int(done.stdout.split()[-1])
+    return int(_run(_FREED, mode).split()[-1])
 
 
 def test_the_auditor_command_gives_freed_blocks_back_to_the_system() -> None:
@@ -167,18 +165,5 @@ def test_freed_memory_at_the_heaps_top_is_kept_for_reuse() -> None:
     """With the mmap threshold fixed, glibc keeps only 128 KiB free at the heap's top: the
     heap shrank and grew again all run long (34,000-36,000 page faults in a nightly at 10,000
     revisions instead of 19,000-20,000). Up to `TRIM_THRESHOLD` is kept."""
-    environ = {k: v for k, v in os.environ.items() if "MALLOC" not in k and k != "GLIBC_TUNABLES"}
-
-    def held(mode: str) -> int:
-        done = subprocess.run(
-            [sys.executable, "-c", _TOP, mode],
-            env=environ,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-        return int(done.stdout)
-
-    assert held("default") < 1_000  # given back at once
-    assert held("fixed") > 3_000
+    assert int(_run(_TOP, "default")) < 1_000  # given back at once
+    assert int(_run(_TOP, "fixed")) > 3_000

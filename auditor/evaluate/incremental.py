@@ -416,14 +416,13 @@ def _open_results(data: bytes, start: int, end: int) -> Iterator[Any]:
     """The results in `data[start:end]`, each after a line break, a comma between them (as
     `dump_tally` writes them), each parsed by orjson on its own. ValueError when one is not
     JSON (a line break inside a result: it was not written so)."""
+    if start == end:  # no open result
+        return
     view, at = memoryview(data), start + 1
-    while start < end:
-        stop = data.find(b",\n", at, end)
-        if stop < 0:
-            yield orjson.loads(view[at:end])
-            return
+    while (stop := data.find(b",\n", at, end)) >= 0:
         yield orjson.loads(view[at:stop])
         at = stop + 2
+    yield orjson.loads(view[at:end])
 
 
 def _cut(again: Callable[[], bytes], start: int, end: int) -> Callable[[], bytes]:

@@ -603,6 +603,11 @@ class SecretMemory:
                 self.generation += 1
                 self.recalls += 1
 
+    @property
+    def unsaved(self) -> bool:
+        """True while a fingerprint learned is not yet drained for the state file (`drain`)."""
+        return bool(self._pending)
+
     def drain(self) -> list[tuple[str, int]]:
         """Fingerprints learned since the last drain, for the state file."""
         out, self._pending = list(self._pending.items()), {}

@@ -324,6 +324,13 @@ class Redactor:
         for value in known:
             self.register(value)
 
+    def forget_memos(self) -> None:
+        """Let go of the value layers this key's redactors share (`_VALUE_CACHES`): up to
+        `_CACHE_LIMIT` strings, which a new redactor under the same key would otherwise keep."""
+        if _VALUE_CACHES.get(self._key) is self._values:
+            del _VALUE_CACHES[self._key]
+        self._values = {}
+
     def fingerprint(self, value: str) -> str:
         """Keyed fingerprint of a secret: 8 hex digits of HMAC-SHA256."""
         # (a lone surrogate, which a JSON escape `\ud800` can make, is fingerprinted as

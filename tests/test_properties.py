@@ -26,7 +26,7 @@ from report_fixture import build_report_data
 from test_report_escaping import HTML_TAGS, RAW_CONTROLS
 
 from auditor.common.escape import html_inline, md_inline, terminal_text, xml_text
-from auditor.common.jsonutil import Sharing, canonical, share_equal
+from auditor.common.jsonutil import EqualPool, Sharing, canonical, share_equal
 from auditor.diff import to_json_patch
 from auditor.errors import AuditorError
 from auditor.findings import load_waivers
@@ -239,6 +239,31 @@ def test_a_revision_shares_only_what_is_the_same_json(data: st.DataObject, befor
     for a, b, keyed in _shared_with(before, after):
         if keyed and type(a) is type(b) and type(a) in (dict, list) and b is not after:
             assert a is b or _typed(a) != _typed(b) or _unsharable(a), (a, b)
+
+
+@BOUNDED
+@given(data=st.data(), first=st.lists(api_values, max_size=6))
+def test_reports_read_together_share_only_what_is_the_same_json(
+    data: st.DataObject, first: list[Any]
+) -> None:
+    """`EqualPool` (the criterion entries of the reports a run reads): each value put through
+    it comes back exactly as it was, type for type and key for key (`1`, `1.0` and `true`
+    apart, keys in their order), as the very object put through first when they are the same
+    JSON, and nothing put through is changed."""
+    values = [*first, *(_lookalike(v, data.draw) for v in first), *copy.deepcopy(first)]
+    pictures = [_typed(v) for v in values]
+    pool = EqualPool()
+    shared = [pool.shared(v) for v in values]
+    assert [_typed(v) for v in shared] == pictures
+    assert [_typed(v) for v in values] == pictures
+    for value, got in zip(values, shared, strict=True):
+        before = next(v for v in values if _orjson_bytes(v) == _orjson_bytes(value))
+        assert got is before
+
+
+def _orjson_bytes(value: Any) -> bytes:
+    """orjson's bytes of a value (what `EqualPool` tells values apart by)."""
+    return orjson.dumps(value)
 
 
 def _sharing_picture(old: Any, new: Any) -> list[tuple[Any, ...]]:

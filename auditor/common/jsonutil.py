@@ -103,6 +103,29 @@ class Sharing:
         self._old, self._bytes = new, fresh
 
 
+class EqualPool:
+    """One object for each distinct JSON value put through `shared` (told apart by its orjson
+    bytes, as `share_equal` tells them), for up to `limit` distinct values: documents read
+    together (each repository's newest readiness report) then share their equal parts, as a
+    history's revisions share theirs (`Sharing`). What is shared is read, never changed."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._kept: dict[bytes, Any] = {}
+        self._limit = limit
+
+    def shared(self, value: Any) -> Any:
+        """`value`, or the equal value put through first."""
+        data = _bytes(value)
+        if data is None:
+            return value
+        kept = self._kept.get(data, _ABSENT)
+        if kept is not _ABSENT and kept == value:  # (orjson writes NaN as null)
+            return kept
+        if len(self._kept) < self._limit:
+            self._kept[data] = value
+        return value
+
+
 def _bytes(value: Any) -> bytes | None:
     try:
         return orjson.dumps(value)

@@ -1,17 +1,21 @@
-"""An online `auditor run` audits under the memory of secrets the state file holds.
+"""An online `auditor run` evaluates under the memory of secrets the state file holds.
 
-Once its sync has committed, `auditor run` lets go of the secret values the sync learned and
-of the redactor's memos of every string it redacted (`Store.start_from_file`): a first run at
-100,000 revisions held some 60 MB of them through its audit. The audit then reads the rows as
-`auditor run --offline` in a new process would. These tests hold it to that: nothing secret
-reaches an output, the findings are those of `sync` + `run --offline`, and a sync that failed
-keeps what it learned (its rows may not be clean under the file's memory).
+Once its sync has committed and its policy and waivers are redacted under everything the sync
+learned, `auditor run` lets go of the secret values the sync learned and of the redactor's memos
+of every string it redacted (`Store.start_from_file`): a first run at 100,000 revisions held
+some 60 MB of them through its audit. The evaluation then reads the rows as `auditor run
+--offline` in a new process would. These tests hold it to that: nothing secret reaches an
+output (a learned key glued to letters in a rule's title, the caller's token in its other
+forms, a token learned in the sync's last transaction), the findings are those of `sync` +
+`run --offline`, and a sync that failed keeps what it learned (its rows may not be clean under
+the file's memory).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +27,7 @@ from tests.conftest import FIXED_NOW, secret_forms
 from tests.test_secrets_canary import Canaries, _append, _cli, _plant, _rotate, _wordy
 
 KEY = "run-after-sync-fingerprint-key-0123456789"
+MARKER, MARK = re.compile(r"\[secret fp:[0-9a-f]{8} len:\d+\]"), "[secret]"
 
 
 def _history(k: Canaries, token: str) -> Any:
@@ -36,17 +41,29 @@ def _history(k: Canaries, token: str) -> Any:
     again = copy.deepcopy(data.history[-1]["settings"])
     again["customModels"][-1]["displayName"] = f"gw {k.c['new_api_key']}"
     _append(data, again, f"bot {k.c['old_api_key']}")
+    # A token in a readiness report alone: the sync's last transaction learns it.
+    entry = next(iter(data.reports[-1]["report"].values()))
+    entry["rationale"] = f"found {k('report_token', 'ghp_' + 'Zq8hVd2LmX0pRt7Yw3Ns' * 2)}"
     return emu
 
 
-def _recorded(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """What each `Store.start_from_file` call gave (True: the memory was started anew)."""
-    calls: list[bool] = []
+#: What the redactor started anew hides of the caller's token written reversed, in capitals,
+#: as a run of 12 of its characters (`OwnSecrets`, as when the file is opened).
+SHOWN = "reversed {r} upper {u} run x{p}x"
+
+
+def _recorded(monkeypatch: pytest.MonkeyPatch, token: str = "") -> list[Any]:
+    """What each `Store.start_from_file` call gave (True: the memory was started anew), and
+    after it, what its redactor shows of `token`'s other forms (`SHOWN`)."""
+    calls: list[Any] = []
     real = Store.start_from_file
 
     def recording(self: Store) -> bool:
         done = real(self)
         calls.append(done)
+        if token:
+            forms = SHOWN.format(r=token[::-1], u=token.upper(), p=token[3:15])
+            calls.append(self.redactor.redact_shown(forms))
         return done
 
     monkeypatch.setattr(Store, "start_from_file", recording)
@@ -76,16 +93,23 @@ def test_a_first_online_run_hides_what_its_own_sync_learned(
     k = Canaries()
     token = k("api_token", "tok-" + "5e1f" * 8)
     emu = _history(k, token)
-    calls = _recorded(monkeypatch)
+    calls = _recorded(monkeypatch, token)
     streams: list[str] = []
-    # A rule whose title names the new key, in no detector's form: only the memory of secrets
-    # (the file's, recalled) tells the audit to hide it.
+    # Rules whose titles name the new key, in no detector's form: only the memory of secrets
+    # tells the audit to hide it. Glued to letters (`gw<key>x`), only its value finds it: the
+    # policy is redacted before the memory is started anew from the file's fingerprints,
+    # which are matched between word boundaries.
     policy = tmp_path.parent / f"{tmp_path.name}-policy.yaml"
     policy.write_text(
-        "rules:\n  - id: ROT-1\n"
-        f"    title: the gateway key {k.c['new_api_key']} was rotated\n"
-        "    severity: high\n    target: settings\n"
-        "    assert: {path: customModels, type: object}\n"
+        "rules:\n"
+        + "".join(
+            f"  - id: ROT-{n}\n    title: the gateway key {text} was rotated\n"
+            "    severity: high\n    target: settings\n"
+            "    assert: {path: customModels, type: object}\n"
+            for n, text in enumerate(
+                [k.c["new_api_key"], f"gw{k.c['new_api_key']}x", f"gw{k.c['old_api_key']}x"]
+            )
+        )
     )
     try:
         env = _env(emu, token, tmp_path / "state.db")
@@ -96,9 +120,11 @@ def test_a_first_online_run_hides_what_its_own_sync_learned(
             streams += [out, err]
     finally:
         emu.stop()
-    # Both audits ran under the memory recalled from the file, not the sync's values.
-    assert calls == [True, True]
-    assert "ROT-1" in (tmp_path / "run" / "report.md").read_text()
+    # Both audits ran under the memory recalled from the file, not the sync's values (the
+    # second's sync learned nothing new), the caller's own token hidden in its other forms.
+    hidden = SHOWN.format(r=MARK, u=MARK, p=MARK)
+    assert [c if c is True else MARKER.sub(MARK, c) for c in calls] == [True, hidden] * 2
+    assert "ROT-2" in (tmp_path / "run" / "report.md").read_text()
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(files) >= 11  # five reports each, and the state file
     blobs = streams + [p.read_bytes().decode("utf-8", "replace") for p in files]

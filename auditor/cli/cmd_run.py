@@ -584,9 +584,6 @@ def _sync_and_audit(
                 if not quiet:
                     print(f"auditor: warning: readiness reports {skipped.problem}", file=ctx.stderr)
             options = replace(options, data_quality=quality)
-            # The audit reads the rows as `run --offline` would, under the memory the file
-            # holds: what the sync learned and memoised (60 MB at 100,000 revisions) is let go.
-            store.start_from_file()
             if not quiet:
                 print(
                     f"synced: {summary.revisions_new} new revisions, "
@@ -610,7 +607,8 @@ def _sync_and_audit(
     check_at(store, options.at)
     why = "--offline" if offline else "its sync failed" if problems else ""
     options = replace(options, source=data_source(store, not_synced=why))
-    outcome = run_audit(store, loaded, options, publish=publish)
+    # (after a sync that committed, what it learned is let go once the policy is redacted)
+    outcome = run_audit(store, loaded, options, publish=publish, after_sync=not why)
     if not quiet:  # a criterion of the readiness model that no report holds (a misspelt id)
         for warning in outcome.data.data_quality:
             if warning.item == MODEL_ITEM:

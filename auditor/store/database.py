@@ -650,17 +650,20 @@ class Store:
         """The redactor for API items: it remembers every secret found so far, in any sync."""
         return self.redactor
 
+    def marker(self, value: str) -> str:
+        """The marker that stands in for `value` under the state's key."""
+        return self.redactor.marker(value)
+
     def start_from_file(self) -> bool:
         """Start the secret memory again from the state file, as a process that opens it anew
-        does (`run --offline`): the values of the secrets this process learned, and the
-        redactor's memos of every string it redacted (100,000s, some 60 MB, after a first sync
-        of 100,000 revisions), are let go before an audit reads the rows. Done only between
-        transactions, with every secret learned already in the file and no row left to scrub
-        again: the rows are then clean under the memory recalled. True when it was done."""
+        does (`run --offline`): the values of the secrets this process learned, with what is
+        worked out of them, and the redactor's memos of every string it redacted (some 60 MB
+        after a first sync of 100,000 revisions) are let go. Done only between transactions,
+        with every secret learned already in the file and no row left to search for one: the
+        rows are then clean under the memory recalled. True when it was done."""
         memory = self.redactor.memory
         if (
             self._this_sync is not None
-            or self._drained
             or self._seen_pending
             or self._skipped_reports
             or self.kept_unscrubbed
@@ -668,11 +671,11 @@ class Store:
             or not memory.values <= self._scrubbed  # (`scrub_stored` searched the rows for each)
         ):
             return False
-        self.redactor.forget_memos()
+        self.redactor.forget_memos()  # (the value layers its successor would share)
         self.redactor = Redactor(self._key)
-        for value in self._secrets:
-            self.redactor.register(value)
         self._recall_secrets()
+        for value in self._secrets:  # after the recall, as when the file is opened
+            self.redactor.register(value)
         return True
 
     def _recall_secrets(self) -> None:

@@ -294,6 +294,7 @@ def run_audit(
     *,
     publish: Publish | Publisher | None = None,
     record: bool = True,
+    after_sync: bool = False,
 ) -> AuditOutcome:
     """Evaluate the stored state, compare with the previous complete run, record this run.
 
@@ -303,16 +304,21 @@ def run_audit(
     by the state's keyed fingerprint (`auditor.operators.hidden`); the policy's text passes
     through the state's redactor. `record=False` writes nothing to the store (no run, no
     evaluation state): `export` judging the files as given to compare with its bundle.
+    `after_sync`: the store's sync in this process has committed; once the policy and the
+    waivers are redacted under everything it learned, the audit works from the memory of
+    secrets the state file holds, as a new process would (`Store.start_from_file`).
     """
     from auditor.operators import fingerprinting
 
-    redactor = store.redactor
-    with fingerprinting(redactor.marker):
+    # (the marker depends on the state's key alone, whichever redactor makes it)
+    with fingerprinting(store.marker):
         # a secret written into a policy (a rule's literal, its description) or a waiver never
         # reaches an output either
-        inputs = redacted_inputs(loaded, redactor)
+        inputs = redacted_inputs(loaded, store.redactor)
         if isinstance(publish, Publisher) and publish.cited is not None:
             publish.cited(inputs.policy.files)
+        if after_sync:
+            store.start_from_file()
         return _run_audit(store, inputs, options, publish=publish, record=record)
 
 

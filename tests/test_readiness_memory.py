@@ -52,3 +52,38 @@ def test_the_newest_reports_of_500_repositories_and_their_views_hold_a_few_mb() 
     assert same  # sharing changed no report and no view
     # 5.4 MB here; 26 MB when every entry and every view of one was a dict of its own
     assert held < 10_000_000, held
+
+
+def test_a_view_shared_by_score_keeps_its_model_s_credit() -> None:
+    """Views of one score under two models, one giving partial credit, in one process: each
+    has its own model's credit (the shared view is keyed by the model's way of crediting)."""
+    from dataclasses import replace
+    from datetime import UTC, datetime
+
+    from auditor.evaluate.readiness import load_readiness_model, readiness_view
+    from auditor.models import ReadinessReport
+
+    model = load_readiness_model()
+    cid = next(iter(model.criteria))
+    data = {"report": {cid: {"numerator": 1, "denominator": 4}}}
+    when = datetime(2026, 11, 1, tzinfo=UTC)
+    report = ReadinessReport("r1", "https://g/a", when, data, "hash")
+    credits = [
+        readiness_view(report, replace(model, partial_credit=mode), when)["criteria"][cid]["credit"]
+        for mode in ("all_or_nothing", "fraction", "all_or_nothing")
+    ]
+    assert credits == [0.0, 0.25, 0.0]
+
+
+def test_reports_share_no_entry_that_only_orjson_writes_the_same() -> None:
+    """orjson writes NaN as `null`: a NaN is never taken for an earlier null, nor a null for it."""
+    import math
+
+    from auditor.common.jsonutil import EqualPool
+
+    pool = EqualPool()
+    null, nan = {"score": None}, {"score": math.nan}
+    assert pool.shared(null) is null
+    got = pool.shared(nan)
+    assert got is nan and math.isnan(got["score"])
+    assert pool.shared({"score": None}) is null

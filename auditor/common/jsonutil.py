@@ -119,10 +119,11 @@ class EqualPool:
         if data is None:
             return value
         kept = self._kept.get(data, _ABSENT)
-        if kept is not _ABSENT and kept == value:  # (orjson writes NaN as null)
+        if kept is _ABSENT:
+            if len(self._kept) < self._limit:
+                self._kept[data] = value
+        elif kept == value:  # (orjson writes NaN as null: a NaN is not the null kept)
             return kept
-        if len(self._kept) < self._limit:
-            self._kept[data] = value
         return value
 
 

@@ -23,16 +23,19 @@ import pytest
 
 from auditor.emulator import start_emulator
 from auditor.store import Store
-from tests.conftest import FIXED_NOW, secret_forms
+from tests.conftest import FIXED_NOW, emulator_env, secret_forms
 from tests.test_secrets_canary import Canaries, _append, _cli, _plant, _rotate, _wordy
 
 KEY = "run-after-sync-fingerprint-key-0123456789"
 MARKER, MARK = re.compile(r"\[secret fp:[0-9a-f]{8} len:\d+\]"), "[secret]"
 
 
-def _history(k: Canaries, token: str) -> Any:
-    """An emulator whose newest revisions hold the canaries: planted, then rotated with the
-    old key pasted into a display name, then pasted again into a name and the author."""
+def _history(tag: str) -> tuple[Canaries, str, Any]:
+    """The canaries, the caller's token (`tok-` and `tag`), and an emulator whose newest
+    revisions hold the canaries: planted, then rotated with the old key pasted into a display
+    name, then pasted again into a name and the author."""
+    k = Canaries()
+    token = k("api_token", "tok-" + tag * 8)
     emu = start_emulator(tokens={token: "owner"}, now=FIXED_NOW, revisions=60, repos=6)
     data = emu.dataset
     planted = _plant(data.history[-1]["settings"], k)
@@ -44,7 +47,7 @@ def _history(k: Canaries, token: str) -> Any:
     # A token in a readiness report alone: the sync's last transaction learns it.
     entry = next(iter(data.reports[-1]["report"].values()))
     entry["rationale"] = f"found {k('report_token', 'ghp_' + 'Zq8hVd2LmX0pRt7Yw3Ns' * 2)}"
-    return emu
+    return k, token, emu
 
 
 #: What the redactor started anew hides of the caller's token written reversed, in capitals,
@@ -71,13 +74,8 @@ def _recorded(monkeypatch: pytest.MonkeyPatch, token: str = "") -> list[Any]:
 
 
 def _env(emu: Any, token: str, state: Path) -> dict[str, str]:
-    return {
-        "AUDITOR_BASE_URL": emu.base_url,
-        "AUDITOR_APP_URL": emu.app_url,
-        "AUDITOR_TOKEN": token,
-        "AUDITOR_STATE": str(state),
-        "AUDITOR_FINGERPRINT_KEY": KEY,
-    }
+    """`emulator_env`, every state file under one fingerprint key (equal markers)."""
+    return {**emulator_env(emu, state, token), "AUDITOR_FINGERPRINT_KEY": KEY}
 
 
 def _findings(out: Path) -> dict[str, Any]:
@@ -90,9 +88,7 @@ def _findings(out: Path) -> dict[str, Any]:
 def test_a_first_online_run_hides_what_its_own_sync_learned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    k = Canaries()
-    token = k("api_token", "tok-" + "5e1f" * 8)
-    emu = _history(k, token)
+    k, token, emu = _history("5e1f")
     calls = _recorded(monkeypatch, token)
     streams: list[str] = []
     # Rules whose titles name the new key, in no detector's form: only the memory of secrets
@@ -140,9 +136,7 @@ def test_a_first_online_run_hides_what_its_own_sync_learned(
 def test_an_online_run_finds_what_sync_and_an_offline_run_find(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    k = Canaries()
-    token = k("api_token", "tok-" + "7c2d" * 8)
-    emu = _history(k, token)
+    _, token, emu = _history("7c2d")
     calls = _recorded(monkeypatch)
     try:
         one = _env(emu, token, tmp_path / "one.db")
@@ -164,9 +158,7 @@ def test_an_online_run_finds_what_sync_and_an_offline_run_find(
 def test_a_failed_sync_keeps_what_it_learned_for_the_audit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    k = Canaries()
-    token = k("api_token", "tok-" + "a0b9" * 8)
-    emu = _history(k, token)
+    k, token, emu = _history("a0b9")
     calls = _recorded(monkeypatch)
     try:
         env = _env(emu, token, tmp_path / "state.db")

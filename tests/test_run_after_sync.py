@@ -61,8 +61,8 @@ def _recorded(monkeypatch: pytest.MonkeyPatch, token: str = "") -> list[Any]:
     calls: list[Any] = []
     real = Store.start_from_file
 
-    def recording(self: Store) -> bool:
-        done = real(self)
+    def recording(self: Store, taught: Any = ()) -> bool:
+        done = real(self, taught)
         calls.append(done)
         if token:
             forms = SHOWN.format(r=token[::-1], u=token.upper(), p=token[3:15])
@@ -106,6 +106,11 @@ def test_a_first_online_run_hides_what_its_own_sync_learned(
                 [k.c["new_api_key"], f"gw{k.c['new_api_key']}x", f"gw{k.c['old_api_key']}x"]
             )
         )
+        # A key only the policy holds, which a detector finds: learned from the policy, never
+        # in the file; the memory is started anew all the same, and it stays hidden.
+        + "  - id: ROT-9\n    title: no old AWS key\n    severity: low\n    target: settings\n"
+        f"    description: the old key was {k('policy_key', 'AKIA' + 'Q7ZB3XK2M9PL4TRW')}\n"
+        "    assert: {path: customModels, type: object}\n"
     )
     try:
         env = _env(emu, token, tmp_path / "state.db")
@@ -120,7 +125,8 @@ def test_a_first_online_run_hides_what_its_own_sync_learned(
     # second's sync learned nothing new), the caller's own token hidden in its other forms.
     hidden = SHOWN.format(r=MARK, u=MARK, p=MARK)
     assert [c if c is True else MARKER.sub(MARK, c) for c in calls] == [True, hidden] * 2
-    assert "ROT-2" in (tmp_path / "run" / "report.md").read_text()
+    shown = (tmp_path / "run" / "report.html").read_text()
+    assert "ROT-2" in shown and "the old key was [secret fp:" in shown
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(files) >= 11  # five reports each, and the state file
     blobs = streams + [p.read_bytes().decode("utf-8", "replace") for p in files]
@@ -173,3 +179,34 @@ def test_a_failed_sync_keeps_what_it_learned_for_the_audit(
     blobs = [out, err, *(p.read_text() for p in (tmp_path / "run").iterdir())]
     leaks = [n for n, v in k.c.items() for f in secret_forms(v) if any(f in b for b in blobs)]
     assert code == 2 and not leaks, leaks[:5]  # (2: incomplete data, a failed sync)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["searched", "taught", "not searched", "not saved", "in a sync", "kept unscrubbed"],
+)
+def test_the_memory_starts_anew_only_when_the_rows_are_clean_under_the_file_s(
+    tmp_path: Path, case: str
+) -> None:
+    """A learned value must be in the file and searched for in its rows, or be one the run's
+    inputs taught (learned again); never in the middle of a sync, nor after a failed one."""
+    secret = "orange-guard-battery-271828-staple"
+    with Store.open(tmp_path / "state.db") as store:
+        store.redactor.learn(secret)
+        if case != "taught":
+            with store.transaction():
+                if case != "not saved":
+                    store.remember_secrets()  # (its fingerprint is in the file)
+                if case != "not searched":
+                    store.scrub_stored()
+        if case == "kept unscrubbed":
+            store.kept_unscrubbed = "the last scrub could not be written"
+        if case == "in a sync":
+            with store.transaction():
+                store.begin_sync(FIXED_NOW, "http://127.0.0.1:1")
+                assert not store.start_from_file()
+            return
+        started = store.start_from_file(taught=[secret] if case == "taught" else ())
+        assert started == (case in ("searched", "taught"))
+        # The secret stays hidden whichever memory the store redacts with now.
+        assert secret not in store.redactor.redact_text(f"key {secret} and gw{secret}x")

@@ -603,10 +603,12 @@ class SecretMemory:
                 self.generation += 1
                 self.recalls += 1
 
-    @property
-    def unsaved(self) -> bool:
-        """True while a fingerprint learned is not yet drained for the state file (`drain`)."""
-        return bool(self._pending)
+    def unsaved_values(self) -> list[str]:
+        """The values learned whose fingerprints are not yet drained for the state file
+        (`drain`), in the order they were learned."""
+        if not self._pending:
+            return []
+        return [v for v in self._order if self.fingerprint(v) in self._pending]
 
     def drain(self) -> list[tuple[str, int]]:
         """Fingerprints learned since the last drain, for the state file."""

@@ -654,21 +654,22 @@ class Store:
         """The marker that stands in for `value` under the state's key."""
         return self.redactor.marker(value)
 
-    def start_from_file(self) -> bool:
+    def start_from_file(self, taught: Iterable[str] = ()) -> bool:
         """Start the secret memory again from the state file, as a process that opens it anew
         does (`run --offline`): the values of the secrets this process learned, with what is
         worked out of them, and the redactor's memos of every string it redacted (some 60 MB
-        after a first sync of 100,000 revisions) are let go. Done only between transactions,
-        with every secret learned already in the file and no row left to search for one: the
-        rows are then clean under the memory recalled. True when it was done."""
-        memory = self.redactor.memory
+        after a first sync of 100,000 revisions) are let go. The values `taught` (those the
+        run's policy and waivers taught since the sync, as they teach a new process) are
+        learned again. Done only between transactions, with every other value learned in the
+        file and searched for in the rows (`scrub_stored`): the rows are then clean under the
+        memory recalled. True when it was done."""
+        memory, taught = self.redactor.memory, list(taught)
+        others = memory.values.difference(taught)
         if (
             self._this_sync is not None
-            or self._seen_pending
-            or self._skipped_reports
             or self.kept_unscrubbed
-            or memory.unsaved
-            or not memory.values <= self._scrubbed  # (`scrub_stored` searched the rows for each)
+            or not others <= self._scrubbed
+            or not others.isdisjoint(memory.unsaved_values())
         ):
             return False
         self.redactor.forget_memos()  # (the value layers its successor would share)
@@ -676,6 +677,8 @@ class Store:
         self._recall_secrets()
         for value in self._secrets:  # after the recall, as when the file is opened
             self.redactor.register(value)
+        for value in taught:
+            self.redactor.learn(value)
         return True
 
     def _recall_secrets(self) -> None:

@@ -314,11 +314,12 @@ def run_audit(
     with fingerprinting(store.marker):
         # a secret written into a policy (a rule's literal, its description) or a waiver never
         # reaches an output either
+        learned = store.redactor.memory.learned
         inputs = redacted_inputs(loaded, store.redactor)
         if isinstance(publish, Publisher) and publish.cited is not None:
             publish.cited(inputs.policy.files)
-        if after_sync:
-            store.start_from_file()
+        if after_sync:  # (what the policy and waivers taught is kept, as a new process has it)
+            store.start_from_file(taught=store.redactor.memory.learned_since(learned))
         return _run_audit(store, inputs, options, publish=publish, record=record)
 
 

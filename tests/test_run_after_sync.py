@@ -23,6 +23,7 @@ import pytest
 
 from auditor.emulator import start_emulator
 from auditor.store import Store
+from auditor.workflows.run import AuditOptions, load_inputs, run_audit
 from tests.conftest import FIXED_NOW, emulator_env, secret_forms
 from tests.test_secrets_canary import Canaries, _append, _cli, _plant, _rotate, _wordy
 
@@ -55,9 +56,12 @@ def _history(tag: str) -> tuple[Canaries, str, Any]:
 SHOWN = "reversed {r} upper {u} run x{p}x"
 
 
-def _recorded(monkeypatch: pytest.MonkeyPatch, token: str = "") -> list[Any]:
+def _recorded(
+    monkeypatch: pytest.MonkeyPatch, token: str = "", values: list[frozenset[str]] | None = None
+) -> list[Any]:
     """What each `Store.start_from_file` call gave (True: the memory was started anew), and
-    after it, what its redactor shows of `token`'s other forms (`SHOWN`)."""
+    after it, what its redactor shows of `token`'s other forms (`SHOWN`); into `values`, the
+    secret values its memory then holds."""
     calls: list[Any] = []
     real = Store.start_from_file
 
@@ -67,6 +71,8 @@ def _recorded(monkeypatch: pytest.MonkeyPatch, token: str = "") -> list[Any]:
         if token:
             forms = SHOWN.format(r=token[::-1], u=token.upper(), p=token[3:15])
             calls.append(self.redactor.redact_shown(forms))
+        if values is not None:
+            values.append(self.redactor.memory.values)
         return done
 
     monkeypatch.setattr(Store, "start_from_file", recording)
@@ -89,7 +95,8 @@ def test_a_first_online_run_hides_what_its_own_sync_learned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     k, token, emu = _history("5e1f")
-    calls = _recorded(monkeypatch, token)
+    values: list[frozenset[str]] = []
+    calls = _recorded(monkeypatch, token, values)
     streams: list[str] = []
     # Rules whose titles name the new key, in no detector's form: only the memory of secrets
     # tells the audit to hide it. Glued to letters (`gw<key>x`), only its value finds it: the
@@ -125,6 +132,8 @@ def test_a_first_online_run_hides_what_its_own_sync_learned(
     # second's sync learned nothing new), the caller's own token hidden in its other forms.
     hidden = SHOWN.format(r=MARK, u=MARK, p=MARK)
     assert [c if c is True else MARKER.sub(MARK, c) for c in calls] == [True, hidden] * 2
+    # The values the sync learned are let go; the key only the policy holds is learned again.
+    assert all(k.c["policy_key"] in v and k.c["new_api_key"] not in v for v in values), values
     shown = (tmp_path / "run" / "report.html").read_text()
     assert "ROT-2" in shown and "the old key was [secret fp:" in shown
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -210,3 +219,29 @@ def test_the_memory_starts_anew_only_when_the_rows_are_clean_under_the_file_s(
         assert started == (case in ("searched", "taught"))
         # The secret stays hidden whichever memory the store redacts with now.
         assert secret not in store.redactor.redact_text(f"key {secret} and gw{secret}x")
+
+
+def test_an_integrity_issue_is_read_under_what_the_sync_learned(tmp_path: Path) -> None:
+    """The paths kept with an integrity issue are redacted as they are read: an online run
+    reads them before its memory starts anew, under the values its sync learned, so a key
+    with a learned secret glued in (found by its value alone) is shown as its marker."""
+    secret, state = "orange-issue-battery-161803-staple", tmp_path / "state.db"
+
+    def learned(store: Store) -> None:  # as a sync that meets the secret learns it
+        store.redactor.learn(secret)
+        with store.transaction():
+            store.remember_secrets()
+            store.scrub_stored()
+
+    with Store.open(state) as store:  # an earlier run: the file remembers its fingerprint
+        learned(store)
+    changes = f"extraArgs.k{secret}x added"
+    with Store.open(state) as store, store.transaction():  # a later one, by fingerprint alone
+        store.record_integrity_issue(1, None, "a" * 64, "b" * 64, FIXED_NOW, changes=changes)
+    loaded = load_inputs([], None, None, cwd=tmp_path)
+    with Store.open(state) as store:  # this run: its sync learns the secret by value again
+        learned(store)
+        options = AuditOptions(run_id="r1", now=FIXED_NOW)
+        data = run_audit(store, loaded, options, after_sync=True).data
+    shown = repr(data.findings)
+    assert "extraArgs.k" in shown and secret not in shown

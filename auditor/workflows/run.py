@@ -46,6 +46,7 @@ from auditor.operators.timing import FUTURE_SKEW_DAYS, future_detail
 from auditor.policy import SHIPPED_POLICY_DIR, SHIPPED_PREFIX, PolicySet, load_policies
 from auditor.store import evalstate
 from auditor.store.database import Store
+from auditor.store.schema import IntegrityIssue
 from auditor.workflows.usage import usage_inputs, without_usage
 
 # The evaluation engine, the findings and the report modules are imported where they are used,
@@ -318,9 +319,14 @@ def run_audit(
         inputs = redacted_inputs(loaded, store.redactor)
         if isinstance(publish, Publisher) and publish.cited is not None:
             publish.cited(inputs.policy.files)
-        if after_sync:  # (what the policy and waivers taught is kept, as a new process has it)
+        issues = None
+        if after_sync:
+            # The integrity issues' paths are redacted as they are read: read now, under the
+            # values the sync learned (one glued to a key's letters is found by value alone).
+            issues = store.integrity_issues()
+            # (what the policy and waivers taught is kept, as a new process has it)
             store.start_from_file(taught=store.redactor.memory.learned_since(learned))
-        return _run_audit(store, inputs, options, publish=publish, record=record)
+        return _run_audit(store, inputs, options, publish=publish, record=record, issues=issues)
 
 
 def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
@@ -380,7 +386,10 @@ def _run_audit(
     *,
     publish: Publish | Publisher | None = None,
     record: bool = True,
+    issues: list[IntegrityIssue] | None = None,
 ) -> AuditOutcome:
+    """`run_audit` of the redacted inputs; `issues`: the store's integrity issues as read
+    already (None: read them)."""
     from auditor.evaluate.engine import evaluate
     from auditor.findings import (
         apply_waivers,
@@ -466,11 +475,12 @@ def _run_audit(
                 known.remember(store, evaluation)
         # the store's integrity issues, each a finding of the built-in rule (design §4)
         # (as of `--at`: those seen by then, as an audit then would have reported them)
-        issues = integrity_results(
-            i for i in store.integrity_issues() if options.at is None or i.seen_at <= options.at
+        recorded = store.integrity_issues() if issues is None else issues
+        found = integrity_results(
+            i for i in recorded if options.at is None or i.seen_at <= options.at
         )
         results, waiver_report = apply_waivers(
-            (*evaluation.results, *issues) if issues else evaluation.results,
+            (*evaluation.results, *found) if found else evaluation.results,
             loaded.waivers,
             now,
             untried=untried,

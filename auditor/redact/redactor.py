@@ -324,7 +324,7 @@ class Redactor:
         for value in known:
             self.register(value)
 
-    def forget_memos(self) -> None:
+    def drop_value_layers(self) -> None:
         """Let go of the value layers this key's redactors share (`_VALUE_CACHES`): up to
         `_CACHE_LIMIT` strings, which a new redactor under the same key would otherwise keep."""
         if _VALUE_CACHES.get(self._key) is self._values:

@@ -672,7 +672,7 @@ class Store:
             or not others.isdisjoint(memory.unsaved_values())
         ):
             return False
-        self.redactor.forget_memos()  # (the value layers its successor would share)
+        self.redactor.drop_value_layers()  # (the value layers its successor would share)
         self.redactor = Redactor(self._key)
         self._recall_secrets()
         for value in self._secrets:  # after the recall, as when the file is opened

@@ -26,7 +26,7 @@ import functools
 import hashlib
 import math
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
@@ -100,6 +100,28 @@ def load_readiness_model(path: Path | None = None) -> ReadinessModel:
     return model
 
 
+def refuse_secret_names(
+    model: ReadinessModel, doc: YamlDocument, redact: Callable[[str], str]
+) -> None:
+    """InvalidModel listing, each at its `file:line:col` in `doc` (the model as read), every
+    criterion id and pillar of `model` that `redact` changes. An id is a name the findings, the
+    readiness rows and the reports go by, and a pillar is in each criterion's view, which a
+    rule reads and a finding's evidence quotes: both are shown as written, so one that holds
+    a secret (one the value detectors find, or a value the state file's memory of
+    secrets holds: an API key the audited settings hold, written into a criterion id) is
+    refused, as a rule id or an enum level that holds one is (`auditor.policy.redacted`),
+    never shown as a marker. `redact` is the state's redactor (`Redactor.redact_text`; the
+    memory alone, `scrub_known`, for the shipped model: public text no detector flags)."""
+    problems = _Problems(doc)
+    for cid, criterion in model.criteria.items():
+        if redact(cid) != cid:
+            problems.add_unnamed(("criteria", cid), f"the id of this criterion {_SECRET_CRITERION}")
+        elif criterion.pillar and redact(criterion.pillar) != criterion.pillar:
+            problems.add(("criteria", cid, "pillar"), f"this pillar {_SECRET_PILLAR}")
+    if problems.lines:
+        raise InvalidModel(Path(doc.path), problems.lines)
+
+
 class InvalidModel(ConfigError):
     """A readiness model with mistakes: its message lists them under `FILE: invalid readiness
     model:`, one a line; `problems` holds them apart, so that a caller lists them as a
@@ -143,6 +165,11 @@ def _looks_secret(name: str) -> bool:
 
 
 _WORDS = re.compile(r"[a-z]+(?:[_-][a-z]+)*")
+#: Why a pillar that holds a secret is refused (`refuse_secret_names`).
+_SECRET_PILLAR = (
+    "holds a secret (not shown): it is in each of its criteria's views, which rules read and "
+    "findings quote, so it cannot be shown as a marker; rename it"
+)
 #: Why a criterion id that looks like a secret is refused (a rule id is, in the same words).
 _SECRET_CRITERION = (
     "looks like a secret (not shown): a criterion id is a name the reports and the readiness "

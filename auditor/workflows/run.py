@@ -24,11 +24,13 @@ from auditor.diff import DEFAULT_LIST_TABLE, ListTable
 from auditor.errors import ConfigError, PolicyError, StoreError, UsageError
 from auditor.evaluate.model import EvaluationInputs
 from auditor.evaluate.readiness import (
+    DEFAULT_MODEL_PATH,
     InvalidModel,
     ReadinessModel,
     future_dated,
     latest_per_repo,
     load_readiness_model,
+    refuse_secret_names,
     release_views,
     skipped_future,
     unreported_criteria,
@@ -136,7 +138,6 @@ def _input_files(
     reports name them, each with the sha256 of its bytes and its text (`redacted_inputs`
     cites a file holding a secret by its copy's digest instead)."""
     from auditor.common.files import UnreadableFile, read_input
-    from auditor.evaluate.readiness import DEFAULT_MODEL_PATH
     from auditor.policy.yamlsafe import MAX_BYTES
     from auditor.report.model import InputFile
 
@@ -347,6 +348,7 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
         with_literals_hidden,
     )
 
+    _refuse_secret_model_names(loaded, redactor)
     policy = with_copy_digests(loaded.policy, redactor)
     policy = redacted_policy(policy, redactor.redact_text, redactor.scrub_known)
     literals = hidden_literals(loaded.policy)
@@ -356,6 +358,26 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
         waivers=tuple(_redacted_waiver(w, redactor.redact_text) for w in loaded.waivers),
         files=cited_files(loaded.files, redactor),
     )
+
+
+def _refuse_secret_model_names(loaded: LoadedPolicy, redactor: Redactor) -> None:
+    """PolicyError, each problem at its `file:line:col`, when a criterion id or a pillar of the
+    readiness model (shown as written wherever readiness is reported) holds a secret under `redactor` (`readiness.refuse_secret_names`): a value the audited data
+    holds as a secret written into a criterion id would be printed in every report otherwise.
+    The shipped model, public text, is checked against the memory of secrets alone."""
+    from auditor.policy.yamlsafe import load_text, load_yaml
+
+    cited = [(f, text) for f, text in loaded.files if f.role == "readiness model"]
+    try:
+        if cited and not cited[0][1]:  # `(shipped)`
+            doc = load_yaml(DEFAULT_MODEL_PATH)
+            refuse_secret_names(loaded.model, doc, redactor.scrub_known)
+        else:  # (an evidence bundle's copy, not cited: its names are found, not placed)
+            file, text = cited[0] if cited else (None, "")
+            doc = load_text(text, file.path if file else "<readiness model>", unread=True)
+            refuse_secret_names(loaded.model, doc, redactor.redact_text)
+    except InvalidModel as exc:
+        raise PolicyError(exc.problems) from None
 
 
 def _redacted_waiver(waiver: Waiver, redact: Callable[[str], str]) -> Waiver:

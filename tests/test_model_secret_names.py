@@ -1,0 +1,131 @@
+"""A readiness model whose names hold a secret is refused, never printed.
+
+A criterion id is a name the findings, the readiness rows and the reports go by, and a
+pillar is in each criterion's view, which rules read and evidence quotes: both are shown as
+written. One holding a value the audited settings hold as a secret
+(an API key the sync learned, written into a criterion id) used to be printed in every output
+and on stderr, online and offline. Such a model is now refused as a rule id holding a secret
+is: a policy error (exit 2) at each name's `file:line:col`, the value not shown, and a sync
+that ran first keeps what it stored.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+from auditor.evaluate.readiness import DEFAULT_MODEL_PATH
+from tests.test_run_after_sync import _env, _history
+from tests.test_secrets_canary import _cli
+
+#: The shipped model's head (levels, threshold) and two of its criteria, each placed below.
+HEAD = DEFAULT_MODEL_PATH.read_text().split("criteria:\n")[0] + "criteria:\n"
+
+
+GITHUB = "ghp_" + "Zq8hVd2LmX0pRt7Yw3Ns" * 2
+
+
+def _model(tmp_path: Path, lines: list[str], head: str = HEAD) -> Path:
+    path = tmp_path / "model.yaml"
+    path.write_text(head + "".join(f"  {line}\n" for line in lines))
+    return path
+
+
+def _outputs(out: Path) -> str:
+    return "".join(p.read_text() for p in sorted(out.glob("*")) if p.is_file())
+
+
+def test_an_online_run_refuses_a_criterion_id_holding_a_key_its_sync_learned(
+    tmp_path: Path,
+) -> None:
+    k, token, emu = _history("7c3a")
+    key = k.c["new_api_key"]
+    # Glued to letters, only the key's value finds it (a fingerprint is matched between word
+    # boundaries): the sync's memory, before the run starts again from the state file's.
+    model = _model(
+        tmp_path,
+        [
+            "lint_config: {level: 1, scope: application, pillar: Style}",
+            f"crit_gw{key}x: {{level: 2, scope: repository, pillar: Security}}",
+        ],
+    )
+    state, out = tmp_path / "state.db", tmp_path / "out"
+    with emu:
+        env = _env(emu, token, state)
+        argv = ["run", "--readiness-model", str(model), "--out", str(out), "--soft-fail"]
+        code, stdout, stderr = _cli(argv, env, tmp_path)
+    assert code == 2, stderr
+    assert "model.yaml:15:3: error: $.criteria: the id of this criterion looks like a secret" in (
+        stderr
+    )
+    for text in (stdout, stderr, _outputs(out) if out.exists() else ""):
+        assert key not in text and key[4:16] not in text
+    # the sync had committed: what it stored stays, clean of the key
+    with sqlite3.connect(state) as db:
+        assert db.execute("SELECT count(*) FROM revisions").fetchone()[0] == 63
+    assert key.encode() not in state.read_bytes()
+
+
+def test_an_offline_run_refuses_each_name_holding_a_remembered_secret_at_its_place(
+    tmp_path: Path,
+) -> None:
+    k, token, emu = _history("9d1e")
+    key, old = k.c["new_api_key"], k.c["old_api_key"]
+    state = tmp_path / "state.db"
+    with emu:
+        env = _env(emu, token, state)
+        assert _cli(["sync"], env, tmp_path)[0] == 0
+    # A new process knows the keys by their fingerprints alone: found as whole words.
+    model = _model(
+        tmp_path,
+        [
+            f"{key}: {{level: 1, scope: application, pillar: Style}}",
+            f"readme: {{level: 1, scope: repository, pillar: 'docs {old}'}}",
+            "agents_md: {level: 2, scope: repository, pillar: Documentation}",
+            # a token a value detector finds, in no memory: the model's own secret
+            f"ci_config: {{level: 2, scope: repository, pillar: 'ops {GITHUB}'}}",
+        ],
+    )
+    out = tmp_path / "out"
+    argv = ["run", "--offline", "--readiness-model", str(model), "--out", str(out)]
+    code, stdout, stderr = _cli(argv, {**env, "AUDITOR_TOKEN": token}, tmp_path)
+    assert code == 2, stderr
+    problems = [line for line in stderr.splitlines() if "model.yaml:" in line]
+    assert [re.match(r".*model\.yaml:(\d+:\d+): ", line)[1] for line in problems] == [
+        "14:3",  # the criterion id, at its key
+        "15:49",  # the pillar, at its value
+        "17:52",  # the pillar holding a token
+    ], problems
+    assert "$.criteria: the id of this criterion looks like a secret (not shown)" in stderr
+    assert "`criteria.readme.pillar`: this pillar holds a secret (not shown)" in stderr
+    assert not out.exists() or not list(out.glob("*.json"))
+    for text in (stdout, stderr):
+        assert key not in text and old not in text and GITHUB not in text
+
+
+def test_a_model_of_plain_names_is_judged_as_before(tmp_path: Path) -> None:
+    """The check refuses no plain name: a model with ids and pillars of other shapes runs,
+    and a rule reading a pillar quotes it as written."""
+    _, token, emu = _history("2b8f")
+    model = _model(
+        tmp_path,
+        [
+            "lint_config: {level: 1, scope: application, pillar: Code Hygiene}",
+            "readme: {level: 1, scope: repository, pillar: 'Docs & Onboarding'}",
+            "Custom-Check.v2: {level: 2, scope: repository, pillar: 'Ops/CI (2026)'}",
+        ],
+    )
+    policy = tmp_path / "pillar.yaml"
+    policy.write_text(
+        "rules:\n  - id: RDY-PIL-001\n    title: the readme criterion is under Documentation\n"
+        "    severity: low\n    target: readiness\n"
+        "    assert: {path: criteria.readme.pillar, equals: Documentation}\n"
+    )
+    out = tmp_path / "out"
+    with emu:
+        env = _env(emu, token, tmp_path / "state.db")
+        argv = ["run", "--readiness-model", str(model), "--policy", str(policy)]
+        code, _, stderr = _cli([*argv, "--out", str(out), "--soft-fail"], env, tmp_path)
+    assert code == 0, stderr
+    assert '"actual": "Docs & Onboarding"' in (out / "findings.json").read_text()

@@ -362,9 +362,10 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
 
 def _refuse_secret_model_names(loaded: LoadedPolicy, redactor: Redactor) -> None:
     """PolicyError, each problem at its `file:line:col`, when a criterion id or a pillar of the
-    readiness model (shown as written wherever readiness is reported) holds a secret under `redactor` (`readiness.refuse_secret_names`): a value the audited data
-    holds as a secret written into a criterion id would be printed in every report otherwise.
-    The shipped model, public text, is checked against the memory of secrets alone."""
+    readiness model (shown as written wherever readiness is reported) holds a secret under
+    `redactor` (`readiness.refuse_secret_names`): a value the audited data holds as a secret,
+    written into a criterion id, would be printed in every report otherwise. The shipped
+    model, public text, is checked against the memory of secrets alone."""
     from auditor.policy.yamlsafe import load_text, load_yaml
 
     cited = [(f, text) for f, text in loaded.files if f.role == "readiness model"]

@@ -753,21 +753,6 @@ class Store:
         self._seen_pending = [(r, f, h, size) for r, f, h, _ in self._seen_pending]
         return fixed
 
-    def remember_taught(self, taught: Iterable[str]) -> int:
-        """Remember the secrets a run's inputs taught (a key a detector finds in a rule's
-        remediation, `Authorization: Bearer <key>`), as a sync remembers what it learns, and
-        redact again each stored row that holds one (`scrub_stored`): a display name a sync
-        stored quoting the key, known then as no secret. Otherwise the audit judges and
-        quotes it in clear, in every report and in the state file, while the policy's own
-        text shows its marker. Gives rows fixed; 0, and nothing written, when each value was
-        searched for already. In one transaction of its own: between the sync's and the run's."""
-        if set(taught) <= self._scrubbed:
-            return 0
-        with self.transaction():
-            fixed = self.scrub_stored(every_new=True)
-            self.remember_secrets()
-        return fixed
-
     def _scrub_issue_changes(self) -> None:
         """Redact again the paths kept with integrity issues (`integrity_changes`, a few rows):
         a key they name is one the stored row has, which a secret learned since may be."""

@@ -318,10 +318,6 @@ def run_audit(
         # reaches an output either
         learned = store.redactor.memory.learned
         inputs = redacted_inputs(loaded, store.redactor)
-        taught = store.redactor.memory.learned_since(learned)
-        if record and taught:
-            # A value stored in plain, before anything said it was secret, is one no more.
-            store.remember_taught(taught)
         if isinstance(publish, Publisher) and publish.cited is not None:
             publish.cited(inputs.policy.files)
         issues = None
@@ -330,7 +326,7 @@ def run_audit(
             # values the sync learned (one glued to a key's letters is found by value alone).
             issues = store.integrity_issues()
             # (what the policy and waivers taught is kept, as a new process has it)
-            store.start_from_file(taught=taught)
+            store.start_from_file(taught=store.redactor.memory.learned_since(learned))
         return _run_audit(store, inputs, options, publish=publish, record=record, issues=issues)
 
 

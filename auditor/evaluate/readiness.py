@@ -101,25 +101,29 @@ def load_readiness_model(path: Path | None = None) -> ReadinessModel:
 
 
 def refuse_secret_names(
-    model: ReadinessModel, doc: YamlDocument, redact: Callable[[str], str]
+    model: ReadinessModel, doc: YamlDocument, remembered: Callable[[str], str]
 ) -> None:
     """InvalidModel listing, each at its `file:line:col` in `doc` (the model as read), every
-    criterion id and pillar of `model` that `redact` changes. An id is a name the findings, the
-    readiness rows and the reports go by, and a pillar is in each criterion's view, which a
-    rule reads and a finding's evidence quotes: both are shown as written, so one that holds
-    a secret (one the value detectors find, or a value the state file's memory of
-    secrets holds: an API key the audited settings hold, written into a criterion id) is
-    refused, as a rule id or an enum level that holds one is (`auditor.policy.redacted`),
-    never shown as a marker. `redact` is the state's redactor (`Redactor.redact_text`; the
-    memory alone, `scrub_known`, for the shipped model: public text no detector flags)."""
-    problems = _Problems(doc)
+    criterion id and pillar of `model` that holds a secret the state file remembers (that
+    `remembered`, `Redactor.scrub_known`, changes): an API key of the audited settings
+    written into an id. An id is a name the findings, the readiness rows and the reports go
+    by, and a pillar is in each criterion's view, which a rule reads and a finding quotes:
+    both are shown as written, so one holding such a value is refused, as a rule id that
+    holds one is (`auditor.policy.redacted`), never shown as a marker. (An id that looks like
+    a secret to the value detectors is refused as the model is loaded; a pillar is prose,
+    `Secret Management`, which they are not asked about.)"""
+    problems: list[str] = []
     for cid, criterion in model.criteria.items():
-        if redact(cid) != cid:
-            problems.add_unnamed(("criteria", cid), f"the id of this criterion {_SECRET_CRITERION}")
-        elif criterion.pillar and redact(criterion.pillar) != criterion.pillar:
-            problems.add(("criteria", cid, "pillar"), f"this pillar {_SECRET_PILLAR}")
-    if problems.lines:
-        raise InvalidModel(Path(doc.path), problems.lines)
+        if remembered(cid) != cid:
+            where = doc.locate(("criteria", cid), key=True)
+            problems.append(problem(where, "$.criteria", f"the id of this criterion {_KNOWN_ID}"))
+        elif criterion.pillar and remembered(criterion.pillar) != criterion.pillar:
+            parts: Parts = ("criteria", cid, "pillar")
+            problems.append(
+                problem(doc.locate(parts), render(parts), f"this pillar {_KNOWN_PILLAR}")
+            )
+    if problems:
+        raise InvalidModel(Path(doc.path), problems)
 
 
 class InvalidModel(ConfigError):
@@ -165,16 +169,17 @@ def _looks_secret(name: str) -> bool:
 
 
 _WORDS = re.compile(r"[a-z]+(?:[_-][a-z]+)*")
-#: Why a pillar that holds a secret is refused (`refuse_secret_names`).
-_SECRET_PILLAR = (
-    "holds a secret (not shown): it is in each of its criteria's views, which rules read and "
-    "findings quote, so it cannot be shown as a marker; rename it"
-)
 #: Why a criterion id that looks like a secret is refused (a rule id is, in the same words).
 _SECRET_CRITERION = (
     "looks like a secret (not shown): a criterion id is a name the reports and the readiness "
     "rows go by, so it cannot be shown as a marker; rename it"
 )
+#: Why a criterion id or a pillar holding a remembered secret is refused (`refuse_secret_names`).
+_KNOWN = "holds a value the state file remembers as a secret (not shown): "
+_KNOWN_ID = _KNOWN + "a criterion id is a name the reports and the readiness rows go by, so it "
+_KNOWN_ID += "cannot be shown as a marker; rename it"
+_KNOWN_PILLAR = _KNOWN + "it is in each of its criteria's views, which rules read and findings "
+_KNOWN_PILLAR += "quote, so it cannot be shown as a marker; rename it"
 
 
 def _parse_model(data: Any, problems: _Problems) -> ReadinessModel | None:

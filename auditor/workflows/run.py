@@ -362,23 +362,20 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
 
 def _refuse_secret_model_names(loaded: LoadedPolicy, redactor: Redactor) -> None:
     """PolicyError, each problem at its `file:line:col`, when a criterion id or a pillar of the
-    readiness model (shown as written wherever readiness is reported) holds a secret under
-    `redactor` (`readiness.refuse_secret_names`): a value the audited data holds as a secret,
-    written into a criterion id, would be printed in every report otherwise. The shipped
-    model, public text, is checked against the memory of secrets alone."""
-    from auditor.policy.yamlsafe import load_text, load_yaml
+    readiness model given (shown as written wherever readiness is reported) holds a secret
+    `redactor`'s memory holds (`readiness.refuse_secret_names`): an API key of the audited
+    settings written into an id would be printed in every report otherwise. The shipped
+    model is public text (a remembered password that is a word of it, `Security`, says
+    nothing there), and an evidence bundle's copy was checked when the bundle was made."""
+    from auditor.policy.yamlsafe import load_text
 
-    cited = [(f, text) for f, text in loaded.files if f.role == "readiness model"]
-    try:
-        if cited and not cited[0][1]:  # `(shipped)`
-            doc = load_yaml(DEFAULT_MODEL_PATH)
-            refuse_secret_names(loaded.model, doc, redactor.scrub_known)
-        else:  # (an evidence bundle's copy, not cited: its names are found, not placed)
-            file, text = cited[0] if cited else (None, "")
-            doc = load_text(text, file.path if file else "<readiness model>", unread=True)
-            refuse_secret_names(loaded.model, doc, redactor.redact_text)
-    except InvalidModel as exc:
-        raise PolicyError(exc.problems) from None
+    for file, text in loaded.files:
+        if file.role == "readiness model" and text:
+            try:
+                doc = load_text(text, file.path, unread=True)
+                refuse_secret_names(loaded.model, doc, redactor.scrub_known)
+            except InvalidModel as exc:
+                raise PolicyError(exc.problems) from None
 
 
 def _redacted_waiver(waiver: Waiver, redact: Callable[[str], str]) -> Waiver:

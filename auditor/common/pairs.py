@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from typing import Any, overload
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -119,6 +119,28 @@ def _equal_pairs(pairs: Sequence[tuple[int, Any]], other: object) -> bool | None
     return None
 
 
+def held_numbers(numbers: Sequence[int]) -> Sequence[int]:
+    """Revision numbers as an array of 8-byte ones, or as a list when one does not fit: the
+    API's run up to 2^63-1 (`fetch.decode`), and a review's proposal, the revision after the
+    live one (`workflows.review.proposed_revision`), is 2^63 after the last of them. Numbers
+    that all fit are always an array, so equal numbers are held alike (an array never
+    compares equal to a list)."""
+    try:
+        return array("q", numbers)
+    except OverflowError:
+        return list(numbers)
+
+
+def appended(numbers: MutableSequence[int], number: int) -> MutableSequence[int]:
+    """`numbers` with `number` at its end: the same array, or a list of its numbers and then
+    `number` when that one is beyond 8 bytes (`held_numbers`)."""
+    try:
+        numbers.append(number)
+    except OverflowError:
+        return [*numbers, number]
+    return numbers
+
+
 class RevisionCounts(Sequence[tuple[int, int]]):
     """(revision, count) pairs, 16 bytes a pair: how many rules fail at each revision of the
     history, and how many of those a waiver covers. As a tuple of tuples, 100,000 revisions'
@@ -127,8 +149,8 @@ class RevisionCounts(Sequence[tuple[int, int]]):
 
     __slots__ = ("_counts", "_numbers", "ascending")
 
-    def __init__(self, numbers: Iterable[int] = (), counts: Iterable[int] = ()) -> None:
-        self._numbers = array("q", numbers)
+    def __init__(self, numbers: Sequence[int] = (), counts: Iterable[int] = ()) -> None:
+        self._numbers = held_numbers(numbers)
         self._counts = array("q", counts)
         if len(self._numbers) != len(self._counts):
             raise ValueError("a count for each revision")
@@ -138,9 +160,10 @@ class RevisionCounts(Sequence[tuple[int, int]]):
     @classmethod
     def of(cls, pairs: Iterable[tuple[int, int]]) -> RevisionCounts:
         """The counts of (revision, count) pairs."""
-        numbers, counts = array("q"), array("q")
+        numbers: MutableSequence[int] = array("q")
+        counts = array("q")
         for number, count in pairs:
-            numbers.append(number)
+            numbers = appended(numbers, number)
             counts.append(count)
         return cls(numbers, counts)
 

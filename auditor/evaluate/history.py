@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
 from operator import is_not, itemgetter
 from typing import Any
 
-from auditor.common.pairs import RevisionCounts
+from auditor.common.pairs import RevisionCounts, appended
 from auditor.diff.table import strict_equal
 from auditor.evaluate.conditions import Env
 from auditor.evaluate.memo import MemoRule
@@ -327,8 +327,9 @@ class SettingsWalk:
             )
             for last, members in self.groups.items()
         }
-        # The revisions walked, as 8-byte numbers: a list of ints held 4 MB at 100,000.
-        self.seen: array[int] = array("q")
+        # The revisions walked, as 8-byte numbers: a list of ints held 4 MB at 100,000. A
+        # list after all when a review's proposal follows revision 2^63-1 (`appended`).
+        self.seen: MutableSequence[int] = array("q")
 
     @property
     def memos(self) -> list[MemoRule]:
@@ -350,7 +351,7 @@ class SettingsWalk:
         """Walk one more revision (those after the revision under test are ignored)."""
         if revision.revision > self.current.revision:
             return
-        self.seen.append(revision.revision)
+        self.seen = appended(self.seen, revision.revision)
         for run in self.runs.values():
             run.step(revision)
 

@@ -341,7 +341,9 @@ def proposed_revision(
     """The proposed settings as the revision that would follow the live one, by `author`.
 
     An unknown author has no email, so author rules give `unknown` rather than judge a
-    placeholder address."""
+    placeholder address. After the last revision number the API gives, 2^63-1, the
+    proposal's is 2^63: no 8-byte number, so the walk holds it as Python's own
+    (`common.pairs.held_numbers`); it names no stored revision, and no query asks for it."""
     who = author or Author()
     return Revision(
         revision=(live.revision if live else 0) + 1,

@@ -192,7 +192,15 @@ def test_a_failed_sync_keeps_what_it_learned_for_the_audit(
 
 @pytest.mark.parametrize(
     "case",
-    ["searched", "taught", "not searched", "not saved", "in a sync", "kept unscrubbed"],
+    [
+        "searched",
+        "taught",
+        "not searched",
+        "not saved",
+        "in a sync",
+        "in a transaction",
+        "kept unscrubbed",
+    ],
 )
 def test_the_memory_starts_anew_only_when_the_rows_are_clean_under_the_file_s(
     tmp_path: Path, case: str
@@ -213,6 +221,13 @@ def test_the_memory_starts_anew_only_when_the_rows_are_clean_under_the_file_s(
         if case == "in a sync":
             with store.transaction():
                 store.begin_sync(FIXED_NOW, "http://127.0.0.1:1")
+                assert not store.start_from_file()
+            return
+        if case == "in a transaction":  # (one that learns and remembers, not yet committed)
+            with store.transaction():
+                store.redactor.learn(secret + "-2")
+                store.remember_secrets()
+                store.scrub_stored()
                 assert not store.start_from_file()
             return
         started = store.start_from_file(taught=[secret] if case == "taught" else ())

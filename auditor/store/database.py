@@ -662,11 +662,13 @@ class Store:
         run's policy and waivers taught since the sync, as they teach a new process) are
         learned again. Done only between transactions, with every other value learned in the
         file and searched for in the rows (`scrub_stored`): the rows are then clean under the
-        memory recalled. True when it was done."""
+        memory recalled. True when it was done; never inside a transaction, whose fingerprints
+        are not in the file until it commits."""
         memory, taught = self.redactor.memory, list(taught)
         others = memory.values.difference(taught)
         if (
             self._this_sync is not None
+            or self._db.in_transaction  # (drained fingerprints not yet committed)
             or self.kept_unscrubbed
             or not others <= self._scrubbed
             or not others.isdisjoint(memory.unsaved_values())

@@ -79,7 +79,7 @@ def _recorded(
     return calls
 
 
-def _env(emu: Any, token: str, state: Path) -> dict[str, str]:
+def _env(emu: Any, token: str, state: Path | str) -> dict[str, str]:
     """`emulator_env`, every state file under one fingerprint key (equal markers)."""
     return {**emulator_env(emu, state, token), "AUDITOR_FINGERPRINT_KEY": KEY}
 
@@ -148,14 +148,21 @@ def test_a_first_online_run_hides_what_its_own_sync_learned(
     assert not leaks, leaks[:5]
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_an_online_run_finds_what_sync_and_an_offline_run_find(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, backend: str
 ) -> None:
+    """(In PostgreSQL too, whose connection is in autocommit between transactions: the
+    memory starts anew there as well.)"""
     _, token, emu = _history("7c2d")
     calls = _recorded(monkeypatch)
+    if backend == "sqlite":
+        states: list[Any] = [tmp_path / "one.db", tmp_path / "two.db"]
+    else:
+        cluster = request.getfixturevalue("pg_cluster")
+        states = [cluster.create_database(f"t_after_sync_{n}_{tmp_path.name[-8:]}") for n in "12"]
     try:
-        one = _env(emu, token, tmp_path / "one.db")
-        two = _env(emu, token, tmp_path / "two.db")
+        one, two = (_env(emu, token, state) for state in states)
         assert (
             _cli(["run", "--soft-fail", "--out", str(tmp_path / "online")], one, tmp_path)[0] == 0
         )

@@ -1,14 +1,14 @@
-"""A readiness model whose names hold a secret is refused, never printed.
+"""A secret in a readiness model's criterion ids or pillars is never printed.
 
-A criterion id is a name the findings, the readiness rows and the reports go by, and a
-pillar is in each criterion's view, which rules read and evidence quotes: both are shown as
+A criterion id is a name the findings, the readiness rows and the reports go by, shown as
 written. One holding a value the audited settings hold as a secret (an API key the sync
-learned, written into a criterion id) used to be printed in every output and on stderr,
-online and offline. Such a model is now refused as a rule id holding a secret is: a policy
-error (exit 2) at each name's `file:line:col`, the value not shown, and a sync that ran first
-keeps what it stored. Nothing else is refused: prose in a pillar that looks like a credential
-to the value detectors (`Token: GitHub`), nor the shipped model when a remembered password is
-one of its words.
+learned, written into an id) used to be printed in every output and on stderr, online and
+offline. Such a model is now refused as a rule id holding a secret is: a policy error (exit 2)
+at the id's `file:line:col`, the value not shown, and a sync that ran first keeps what it
+stored. A pillar is prose in each criterion's view, which rules read and findings quote: a
+secret in it (a token pasted there, a remembered key) is shown as its marker, as in a waiver's
+reason, and nothing is refused for it (`Token: GitHub`), nor the shipped model when a
+remembered password is one of its words.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from auditor.evaluate.readiness import DEFAULT_MODEL_PATH
 from auditor.store import Store
+from tests.conftest import secret_forms
 from tests.test_run_after_sync import KEY, _env, _history
 from tests.test_secrets_canary import _append, _cli
 
@@ -70,7 +71,7 @@ def test_an_online_run_refuses_a_criterion_id_holding_a_key_its_sync_learned(
     assert key.encode() not in state.read_bytes()
 
 
-def test_an_offline_run_refuses_each_name_holding_a_remembered_secret_at_its_place(
+def test_an_offline_run_refuses_an_id_holding_a_remembered_secret_at_its_place(
     tmp_path: Path,
 ) -> None:
     k, token, emu = _history("9d1e")
@@ -85,7 +86,7 @@ def test_an_offline_run_refuses_each_name_holding_a_remembered_secret_at_its_pla
         [
             f"{key}: {{level: 1, scope: application, pillar: Style}}",
             f"readme: {{level: 1, scope: repository, pillar: 'docs {old}'}}",
-            "agents_md: {level: 2, scope: repository, pillar: Documentation}",
+            f"{old}: {{level: 2, scope: repository, pillar: Documentation}}",
         ],
     )
     out = tmp_path / "out"
@@ -94,11 +95,10 @@ def test_an_offline_run_refuses_each_name_holding_a_remembered_secret_at_its_pla
     assert code == 2, stderr
     problems = [line for line in stderr.splitlines() if "model.yaml:" in line]
     assert [re.match(r".*model\.yaml:(\d+:\d+): ", line)[1] for line in problems] == [
-        "14:3",  # the criterion id, at its key
-        "15:49",  # the pillar, at its value
+        "14:3",
+        "16:3",
     ], problems
     assert "$.criteria: the id of this criterion holds a value the state file remembers" in stderr
-    assert "$.criteria.readme.pillar: this pillar holds a value the state file remembers" in stderr
     assert not out.exists() or not list(out.glob("*.json"))
     for text in (stdout, stderr):
         assert key not in text and old not in text
@@ -112,10 +112,58 @@ def test_an_offline_run_refuses_each_name_holding_a_remembered_secret_at_its_pla
     assert key not in stdout + stderr and old not in stdout + stderr
 
 
+#: A token a value detector finds wherever it is written.
+GITHUB = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+
+
+def test_a_secret_in_a_pillar_is_shown_as_its_marker_in_every_output(tmp_path: Path) -> None:
+    """A rule that quotes the pillars quotes a pasted token and a remembered key as their
+    markers, in every report and in the evaluation state the state file keeps."""
+    k, token, emu = _history("5b0d")
+    old = k.c["old_api_key"]
+    model = _model(
+        tmp_path,
+        [
+            f"readme: {{level: 1, scope: repository, pillar: '{GITHUB}'}}",
+            f"agents_md: {{level: 2, scope: repository, pillar: 'docs {old}'}}",
+            "lint_config: {level: 1, scope: application, pillar: Style}",
+        ],
+    )
+    policy = tmp_path / "pillar.yaml"
+    policy.write_text(
+        "rules:\n"
+        + "".join(
+            f"  - id: RDY-PIL-00{n}\n    title: the {cid} criterion is under Documentation\n"
+            "    severity: low\n    target: readiness\n"
+            f"    assert: {{path: criteria.{cid}.pillar, equals: Documentation}}\n"
+            for n, cid in enumerate(["readme", "agents_md"])
+        )
+    )
+    state, out = tmp_path / "state.db", tmp_path / "out"
+    with emu:
+        env = _env(emu, token, state)
+        argv = ["run", "--readiness-model", str(model), "--policy", str(policy)]
+        code, stdout, stderr = _cli([*argv, "--out", str(out), "--soft-fail"], env, tmp_path)
+        assert code == 0, stderr
+        again = ["run", "--offline", "--readiness-model", str(model), "--policy", str(policy)]
+        code, more, err = _cli([*again, "--out", str(tmp_path / "b")], env, tmp_path)
+        assert code == 1, err  # (the readme pillar fails, each night)
+    found = (out / "findings.json").read_text()
+    assert '"actual": "[secret fp:' in found and '"actual": "docs [secret fp:' in found
+    with Store.open(state, fingerprint_key=KEY.encode()) as store:
+        states = b"".join(row.state for row in store.eval_state())
+    assert states, "the evaluation state is kept"
+    texts = [stdout, stderr, more, err, _outputs(out), _outputs(tmp_path / "b")]
+    texts += [states.decode("utf-8", "replace"), state.read_bytes().decode("latin-1")]
+    for secret in (GITHUB, old):
+        for form in secret_forms(secret):
+            assert not any(form in text for text in texts), (secret, form)
+
+
 def test_a_model_of_plain_names_is_judged_as_before(tmp_path: Path) -> None:
     """The check refuses no plain name: a model with ids and pillars of other shapes (prose
     the value detectors would take for a credential, `Token: GitHub`, among them) runs, and a
-    rule reading a pillar quotes it as written."""
+    rule reading a plain pillar quotes it as written."""
     _, token, emu = _history("2b8f")
     model = _model(
         tmp_path,

@@ -311,6 +311,19 @@ def test_override_file_changes_levels(model: ReadinessModel) -> None:
             id="unknown-key",
         ),
         pytest.param("levels: {1: [\n", "invalid YAML", id="syntax"),
+        # No criterion: every repository would stay at level 1, its rules failing, unsaid.
+        pytest.param(
+            "levels: {1: a, 2: b}\ncriteria: {}\n",
+            "bad.yaml:2:11: error: $.criteria: `criteria`: must be a non-empty mapping",
+            id="no-criteria",
+        ),
+        # An id longer than a rule id may be, not shown: every report would copy it.
+        pytest.param(
+            MODEL_YAML + f"  {'ab' * 200}: {{level: 1, scope: repository, pillar: X}}\n",
+            "bad.yaml:11:3: error: $.criteria: the id of this criterion is 400 characters "
+            "long; a criterion id is at most 100, as a rule id is",
+            id="long-id",
+        ),
     ],
 )
 def test_bad_model_file(tmp_path: Path, text: str, message: str) -> None:
@@ -320,6 +333,7 @@ def test_bad_model_file(tmp_path: Path, text: str, message: str) -> None:
         load_readiness_model(path)
     assert str(path) in str(info.value)
     assert message in str(info.value)
+    assert "ab" * 60 not in str(info.value)  # (a long id is not shown)
 
 
 @pytest.mark.parametrize(

@@ -44,8 +44,8 @@ def test_a_readiness_model_path_with_a_newline_is_escaped_and_its_problems_count
     assert lines == [
         f"{escaped}:1:9: error: $.levels: `levels`: must be a non-empty mapping of level number "
         "to name",
-        f"{escaped}:1:1: error: $.criteria: `criteria`: must be a mapping of criterion id to "
-        "{level, scope, pillar}",
+        f"{escaped}:1:1: error: $.criteria: `criteria`: must be a non-empty mapping of "
+        "criterion id to {level, scope, pillar}",
         "auditor: error: 2 problem(s) in input files (listed above)",
     ], err
 

@@ -27,7 +27,7 @@ import hashlib
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from fractions import Fraction
 from itertools import pairwise
@@ -51,6 +51,8 @@ REPORT_FIELDS = (
     "hasNonRemoteCommits", "modelUsed", "agentVersion", "apps", "report",
 )  # fmt: skip
 FRESH_WINDOWS = (7, 30, 90)
+#: The longest criterion id a model may give (a rule id's limit): each is named in the reports.
+MAX_CRITERION_ID = 100
 #: Report fields a null in which means the agent did not record them: absent from the view
 #: (as for an agent too old to send them), so a rule on them follows its `on_missing`.
 UNRECORDED_WHEN_NULL = ("hasLocalChanges", "hasNonRemoteCommits")
@@ -104,26 +106,35 @@ def refuse_secret_names(
     model: ReadinessModel, doc: YamlDocument, remembered: Callable[[str], str]
 ) -> None:
     """InvalidModel listing, each at its `file:line:col` in `doc` (the model as read), every
-    criterion id and pillar of `model` that holds a secret the state file remembers (that
-    `remembered`, `Redactor.scrub_known`, changes): an API key of the audited settings
-    written into an id. An id is a name the findings, the readiness rows and the reports go
-    by, and a pillar is in each criterion's view, which a rule reads and a finding quotes:
-    both are shown as written, so one holding such a value is refused, as a rule id that
-    holds one is (`auditor.policy.redacted`), never shown as a marker. (An id that looks like
-    a secret to the value detectors is refused as the model is loaded; a pillar is prose,
-    `Secret Management`, which they are not asked about.)"""
-    problems: list[str] = []
-    for cid, criterion in model.criteria.items():
-        if remembered(cid) != cid:
-            where = doc.locate(("criteria", cid), key=True)
-            problems.append(problem(where, "$.criteria", f"the id of this criterion {_KNOWN_ID}"))
-        elif criterion.pillar and remembered(criterion.pillar) != criterion.pillar:
-            parts: Parts = ("criteria", cid, "pillar")
-            problems.append(
-                problem(doc.locate(parts), render(parts), f"this pillar {_KNOWN_PILLAR}")
-            )
+    criterion id of `model` that holds a secret the state file remembers (that `remembered`,
+    `Redactor.scrub_known`, changes): an API key of the audited settings written into an id.
+    An id is a name the findings, the readiness rows and the reports go by, shown as written,
+    so one holding such a value is refused, as a rule id that holds one is
+    (`auditor.policy.redacted`), never shown as a marker. (An id that looks like a secret to
+    the value detectors is refused as the model is loaded.)"""
+    problems = [
+        problem(doc.locate(("criteria", cid), key=True), "$.criteria", f"the id of this {_KNOWN}")
+        for cid in model.criteria
+        if remembered(cid) != cid
+    ]
     if problems:
         raise InvalidModel(Path(doc.path), problems)
+
+
+def with_pillars_redacted(model: ReadinessModel, redact: Callable[[str], str]) -> ReadinessModel:
+    """`model` with each pillar as `redact` (`Redactor.redact_text`) shows it: a pillar is in
+    each of its criteria's views, which a rule reads and a finding quotes, and it is prose
+    (`Secret Management`), shown as a waiver's reason is, a secret in it (a token pasted
+    there, a value the state file remembers) as its marker. The same object when no pillar
+    changes."""
+    shown = {pillar: redact(pillar) for pillar in {c.pillar for c in model.criteria.values()}}
+    if all(text == pillar for pillar, text in shown.items()):
+        return model
+    criteria = {
+        cid: replace(c, pillar=shown[c.pillar]) if shown[c.pillar] != c.pillar else c
+        for cid, c in model.criteria.items()
+    }
+    return replace(model, criteria=criteria)
 
 
 class InvalidModel(ConfigError):
@@ -174,12 +185,12 @@ _SECRET_CRITERION = (
     "looks like a secret (not shown): a criterion id is a name the reports and the readiness "
     "rows go by, so it cannot be shown as a marker; rename it"
 )
-#: Why a criterion id or a pillar holding a remembered secret is refused (`refuse_secret_names`).
-_KNOWN = "holds a value the state file remembers as a secret (not shown): "
-_KNOWN_ID = _KNOWN + "a criterion id is a name the reports and the readiness rows go by, so it "
-_KNOWN_ID += "cannot be shown as a marker; rename it"
-_KNOWN_PILLAR = _KNOWN + "it is in each of its criteria's views, which rules read and findings "
-_KNOWN_PILLAR += "quote, so it cannot be shown as a marker; rename it"
+#: Why a criterion id holding a remembered secret is refused (`refuse_secret_names`).
+_KNOWN = (
+    "criterion holds a value the state file remembers as a secret (not shown): a criterion id "
+    "is a name the reports and the readiness rows go by, so it cannot be shown as a marker; "
+    "rename it"
+)
 
 
 def _parse_model(data: Any, problems: _Problems) -> ReadinessModel | None:
@@ -233,8 +244,10 @@ def _parse_threshold(raw: Any, problems: _Problems) -> float:
 def _parse_criteria(
     raw: Any, levels: Mapping[int, str], problems: _Problems
 ) -> dict[str, Criterion]:
-    if not isinstance(raw, dict):
-        problems.add(("criteria",), "must be a mapping of criterion id to {level, scope, pillar}")
+    if not isinstance(raw, dict) or not raw:  # (none: every repository would stay at level 1)
+        problems.add(
+            ("criteria",), "must be a non-empty mapping of criterion id to {level, scope, pillar}"
+        )
         return {}
     criteria: dict[str, Criterion] = {}
     for cid, spec in raw.items():
@@ -242,6 +255,12 @@ def _parse_criteria(
         where: Parts = ("criteria", problems.doc.key_text(("criteria",), cid))
         if not isinstance(cid, str):
             problems.add(where, "a criterion id must be a string", key=True)
+        elif len(cid) > MAX_CRITERION_ID:  # (not shown: every report would copy it)
+            problems.add_unnamed(
+                where,
+                f"the id of this criterion is {len(cid):,} characters long; a criterion id is "
+                f"at most {MAX_CRITERION_ID}, as a rule id is",
+            )
         elif _looks_secret(cid):  # nothing else said of it: each line would name it
             problems.add_unnamed(where, f"the id of this criterion {_SECRET_CRITERION}")
         elif not isinstance(spec, dict):

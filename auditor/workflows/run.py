@@ -34,6 +34,7 @@ from auditor.evaluate.readiness import (
     release_views,
     skipped_future,
     unreported_criteria,
+    with_pillars_redacted,
 )
 from auditor.findings.waivers import KnownRules, load_waivers
 from auditor.models import (
@@ -348,7 +349,7 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
         with_literals_hidden,
     )
 
-    _refuse_secret_model_names(loaded, redactor)
+    model = _checked_model(loaded, redactor)
     policy = with_copy_digests(loaded.policy, redactor)
     policy = redacted_policy(policy, redactor.redact_text, redactor.scrub_known)
     literals = hidden_literals(loaded.policy)
@@ -356,17 +357,19 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
         loaded,
         policy=with_literals_hidden(policy, literals, redactor.literals_hidden),
         waivers=tuple(_redacted_waiver(w, redactor.redact_text) for w in loaded.waivers),
+        model=model,
         files=cited_files(loaded.files, redactor),
     )
 
 
-def _refuse_secret_model_names(loaded: LoadedPolicy, redactor: Redactor) -> None:
-    """PolicyError, each problem at its `file:line:col`, when a criterion id or a pillar of the
-    readiness model given (shown as written wherever readiness is reported) holds a secret
-    `redactor`'s memory holds (`readiness.refuse_secret_names`): an API key of the audited
-    settings written into an id would be printed in every report otherwise. The shipped
-    model is public text (a remembered password that is a word of it, `Security`, says
-    nothing there), and an evidence bundle's copy was checked when the bundle was made."""
+def _checked_model(loaded: LoadedPolicy, redactor: Redactor) -> ReadinessModel:
+    """The readiness model given, as the reports may show it: PolicyError, each problem at
+    its `file:line:col`, when a criterion id holds a secret `redactor`'s memory holds
+    (`readiness.refuse_secret_names`: an API key of the audited settings written into an id
+    would be printed in every report otherwise), and each pillar with a secret in it as its
+    marker (`readiness.with_pillars_redacted`). The shipped model is public text (a
+    remembered password that is a word of it, `Security`, says nothing there), and an
+    evidence bundle's copy was redacted when the bundle was made."""
     from auditor.policy.yamlsafe import load_text
 
     for file, text in loaded.files:
@@ -376,6 +379,8 @@ def _refuse_secret_model_names(loaded: LoadedPolicy, redactor: Redactor) -> None
                 refuse_secret_names(loaded.model, doc, redactor.scrub_known)
             except InvalidModel as exc:
                 raise PolicyError(exc.problems) from None
+            return with_pillars_redacted(loaded.model, redactor.redact_text)
+    return loaded.model
 
 
 def _redacted_waiver(waiver: Waiver, redact: Callable[[str], str]) -> Waiver:

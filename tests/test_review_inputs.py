@@ -287,6 +287,29 @@ def test_the_history_page_is_refused_with_how_to_take_the_settings_out(tmp_path:
     assert code == 0, shown
 
 
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        # a revision whose settings are no object, a page whose `changes` is no list: each read
+        # as settings with every live key removed and `revision`, `settings` added, exit 1
+        ('{"revision": 5, "settings": null}', "1:29: error: $.settings: a revision's settings "),
+        ('{"revision": 5, "settings": [1]}', "1:29: error: $.settings: a revision's settings "),
+        ('{"changes": "x", "pagination": {}}', "1:2: error: this is the history API's response"),
+        # a revision number none the API gives (dropped unsaid: it is not judged)
+        ('{"revision": "5", "settings": {}}', "1:14: error: $.revision: a revision number is "),
+        ('{"revision": -5, "settings": {}}', "1:14: error: $.revision: a revision number is "),
+        ('{"revision": 1.5, "settings": {}}', "1:14: error: $.revision: a revision number is "),
+        ('{"revision": true, "settings": {}}', "1:14: error: $.revision: a revision number is "),
+        (f'{{"revision": {2**63}, "settings": {{}}}}', "1:14: error: $.revision: a revision "),
+    ],
+)
+def test_a_broken_revision_or_page_is_refused_at_its_place(tmp_path: Path, body: str, line: str):
+    (tmp_path / "p.json").write_text(body)
+    code, shown = review(tmp_path, "p.json", "--against", str(LIVE))
+    assert code == 2, shown
+    assert shown.splitlines()[0].startswith(f"p.json:{line}"), shown
+
+
 #: A YAML settings file's scalars as the README's review section says they are read (T74 #8).
 SCALARS = {
     "t": ("True", True),

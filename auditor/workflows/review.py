@@ -145,7 +145,8 @@ def _load_settings_file(path: Path, redactor: Redactor, found: list[YamlDocument
     data: Any = doc.data
     _refuse_history_page(data, doc)
     prefix: tuple[str, ...] = ()
-    if isinstance(data, dict) and isinstance(data.get("settings"), dict) and "revision" in data:
+    if isinstance(data, dict) and "settings" in data and "revision" in data:
+        _refuse_bad_revision(data, doc)
         data, prefix = data["settings"], ("settings",)
     if not isinstance(data, dict):  # in the words (and line) of every other input problem
         what = f"expected a settings object (keys and values), got {_kind(data)}"
@@ -217,19 +218,22 @@ def _first_constant(data: Any) -> tuple[list[str | int], _Constant] | None:
 
 def _refuse_history_page(data: Any, doc: YamlDocument) -> None:
     """PolicyError for a page of the history API (`{"changes": [...], "pagination": ...}`), the
-    response body saved as it came: read as settings, every live key was "removed"."""
-    if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
+    response body saved as it came (or broken: `changes` no list): read as settings, every
+    live key was "removed"."""
+    if not isinstance(data, dict) or "changes" not in data:
         return
     changes = data["changes"]
-    revisions = bool(changes) and all(
-        isinstance(c, dict) and "settings" in c and "revision" in c for c in changes
+    revisions = (
+        isinstance(changes, list)
+        and bool(changes)
+        and all(isinstance(c, dict) and "settings" in c and "revision" in c for c in changes)
     )
     if "pagination" not in data and not revisions:
         return
     newest = (
         "; the newest revision on the page is `.changes[0].settings` "
         "(`jq '.changes[0].settings'` of the response)"
-        if changes
+        if revisions
         else " (and this page holds no revision)"
     )
     message = (
@@ -237,6 +241,27 @@ def _refuse_history_page(data: Any, doc: YamlDocument) -> None:
         f"object: review one revision's settings, taken out of it{newest}"
     )
     raise PolicyError([problem(doc.locate(["changes"], key=True), "", message)])
+
+
+def _refuse_bad_revision(data: dict[str, Any], doc: YamlDocument) -> None:
+    """PolicyError for one revision of the history (`{"revision": N, "settings": {...}}`, as
+    `.changes[0]` of a page) whose settings are no object (read as settings, every live key
+    was "removed", and `revision` and `settings` added) or whose number is none the API gives
+    (an integer from 0 to 2^63-1; it is not judged, the proposal follows the live revision,
+    but a `"5"` or `-5` there says the file is not what it seems)."""
+    problems = []
+    settings, number = data["settings"], data["revision"]
+    if not isinstance(settings, dict):
+        got = "null" if settings is None else _kind(settings)
+        what = f"a revision's settings are an object (keys and values), got {got}"
+        problems.append(problem(doc.locate(["settings"]), "$.settings", what))
+    if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number < 2**63:
+        shown = "a number with a fraction" if isinstance(number, float) else _kind(number)
+        shown = "an integer outside it" if type(number) is int else shown
+        what = f"a revision number is an integer from 0 to 2^63-1, got {shown}"
+        problems.append(problem(doc.locate(["revision"]), "$.revision", what))
+    if problems:
+        raise PolicyError(problems)
 
 
 #: Why a value holding auditor's marker is refused (the marker itself is not repeated).

@@ -209,6 +209,11 @@ def test_a_remembered_password_that_is_a_word_of_the_shipped_model_refuses_nothi
         argv = ["run", "--offline", "--out", str(tmp_path / "again"), "--soft-fail"]
         code, _, stderr = _cli(argv, env, tmp_path)
         assert code == 0, stderr
+        # given by a copy of its bytes (a pinned one), it is the shipped model still
+        copied = tmp_path / "pinned.yaml"
+        copied.write_bytes(DEFAULT_MODEL_PATH.read_bytes())
+        code, _, stderr = _cli([*argv, "--readiness-model", str(copied)], env, tmp_path)
+        assert code == 0, stderr
     # (the passwords are remembered as secrets: the memory hides them as words)
     with Store.open(state, fingerprint_key=KEY.encode()) as store:
         assert store.redactor.scrub_known("pillar Security, id readme") == (

@@ -125,6 +125,7 @@ def held_numbers(numbers: Sequence[int]) -> Sequence[int]:
     live one (`workflows.review.proposed_revision`), is 2^63 after the last of them. Numbers
     that all fit are always an array, so equal numbers are held alike (an array never
     compares equal to a list)."""
+    numbers = numbers if isinstance(numbers, Sequence) else list(numbers)  # (read twice)
     try:
         return array("q", numbers)
     except OverflowError:

@@ -362,18 +362,25 @@ def redacted_inputs(loaded: LoadedPolicy, redactor: Redactor) -> LoadedPolicy:
     )
 
 
+@functools.cache
+def _shipped_model_digest() -> str:
+    """The sha256 of the shipped readiness model's bytes."""
+    return hashlib.sha256(DEFAULT_MODEL_PATH.read_bytes()).hexdigest()
+
+
 def _checked_model(loaded: LoadedPolicy, redactor: Redactor) -> ReadinessModel:
     """The readiness model given, as the reports may show it: PolicyError, each problem at
     its `file:line:col`, when a criterion id holds a secret `redactor`'s memory holds
     (`readiness.refuse_secret_names`: an API key of the audited settings written into an id
     would be printed in every report otherwise), and each pillar with a secret in it as its
     marker (`readiness.with_pillars_redacted`). The shipped model is public text (a
-    remembered password that is a word of it, `Security`, says nothing there), and an
-    evidence bundle's copy was redacted when the bundle was made."""
+    remembered password that is a word of it, `Security`, says nothing there), also given by
+    its path or as a copy of its bytes, and an evidence bundle's copy was redacted when the
+    bundle was made."""
     from auditor.policy.yamlsafe import load_text
 
     for file, text in loaded.files:
-        if file.role == "readiness model" and text:
+        if file.role == "readiness model" and text and file.sha256 != _shipped_model_digest():
             try:
                 doc = load_text(text, file.path, unread=True)
                 refuse_secret_names(loaded.model, doc, redactor.scrub_known)

@@ -257,7 +257,8 @@ def test_a_waiver_key_that_is_not_text_is_named_as_written_at_its_line(tmp_path:
     assert code == 2, output
     assert f"{path}:7:5: error: $.waivers[0].true: unknown key `true`" in output, output
     assert f"{path}:8:1: error: $['0x10']: unknown key `0x10`" in output, output
-    assert "True" not in output and "16" not in output
+    shown = output.replace(str(tmp_path), "")  # (the folder's name, `pytest-162`, may hold 16)
+    assert "True" not in shown and "16" not in shown
 
 
 @pytest.mark.parametrize(("key", "col"), [("true", 5), ("null", 5), ("0x10", 5), ("~", 5)])

@@ -219,3 +219,28 @@ def test_a_remembered_password_that_is_a_word_of_the_shipped_model_refuses_nothi
         assert store.redactor.scrub_known("pillar Security, id readme") == (
             f"pillar {store.marker('Security')}, id {store.marker('readme')}"
         )
+
+
+def test_prose_in_a_pillar_that_a_detector_flags_changes_no_verdict(tmp_path: Path) -> None:
+    """A pillar is redacted for display only: `Bearer tokens` (a detector reads `tokens` as
+    the bearer's token) taught the run `tokens`, the shipped usage rules' path
+    `tokens.by_model` became a marker that matched nothing, and 67 of their results turned
+    `unknown`. With the shipped model's pillar so renamed, every result is as with it."""
+    _, token, emu = _history("6e2a")
+    shipped = DEFAULT_MODEL_PATH.read_text()
+    assert shipped.count('pillar: "Testing"') > 1
+    renamed = tmp_path / "bearer.yaml"
+    renamed.write_text(shipped.replace('pillar: "Testing"', 'pillar: "Bearer tokens"'))
+    with emu:
+        env = _env(emu, token, tmp_path / "state.db")
+        assert _cli(["sync"], env, tmp_path)[0] == 0
+    found = []
+    for name, extra in (("shipped", []), ("bearer", ["--readiness-model", str(renamed)])):
+        out = tmp_path / name
+        argv = ["run", "--offline", "--soft-fail", "--out", str(out), *extra]
+        code, _, stderr = _cli(argv, env, tmp_path)
+        assert code == 0, stderr
+        doc = json.loads((out / "findings.json").read_text())
+        found.append(([(r["id"], r["title"]) for r in doc["rules"]], doc["summary"]["by_status"]))
+    assert found[0] == found[1]
+    assert any(rule.startswith("USE-") for rule, _ in found[0][0])  # (the usage rules ran)

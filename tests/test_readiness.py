@@ -284,6 +284,18 @@ def test_shipped_model_loads() -> None:
     assert model.criteria["branch_protection"].skippable is True
 
 
+def test_a_criterion_id_of_100_characters_loads(tmp_path: Path) -> None:
+    """The limit is a rule id's: 100 characters load, 101 do not."""
+    path = tmp_path / "m.yaml"
+    for size, loads in ((100, True), (101, False)):
+        path.write_text(MODEL_YAML + f"  {'c' * size}: {{level: 1, scope: repository}}\n")
+        if loads:
+            assert "c" * size in load_readiness_model(path).criteria
+        else:
+            with pytest.raises(ConfigError, match="is 101 characters long; a criterion id is at"):
+                load_readiness_model(path)
+
+
 def test_override_file_changes_levels(model: ReadinessModel) -> None:
     assert set(model.criteria) == {"a1", "a2", "a3", "a4", "a5", "b1", "b2"}
     assert model.criteria["a5"].scope == "application"

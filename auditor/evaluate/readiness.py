@@ -122,7 +122,7 @@ def refuse_secret_names(
 
 
 def with_pillars_redacted(model: ReadinessModel, redact: Callable[[str], str]) -> ReadinessModel:
-    """`model` with each pillar as `redact` (`Redactor.redact_text`) shows it: a pillar is in
+    """`model` with each pillar as `redact` (`Redactor.redact_shown`) shows it: a pillar is in
     each of its criteria's views, which a rule reads and a finding quotes, and it is prose
     (`Secret Management`), shown as a waiver's reason is, a secret in it (a token pasted
     there, a value the state file remembers) as its marker. The same object when no pillar

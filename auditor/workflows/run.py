@@ -373,7 +373,9 @@ def _checked_model(loaded: LoadedPolicy, redactor: Redactor) -> ReadinessModel:
     its `file:line:col`, when a criterion id holds a secret `redactor`'s memory holds
     (`readiness.refuse_secret_names`: an API key of the audited settings written into an id
     would be printed in every report otherwise), and each pillar with a secret in it as its
-    marker (`readiness.with_pillars_redacted`). The shipped model is public text (a
+    marker (`readiness.with_pillars_redacted`), learning nothing: prose a detector flags
+    (`Bearer tokens` makes `tokens` one) would hide that word in the policy's paths, which then
+    match nothing (`tokens.by_model`), and change verdicts. The shipped model is public text (a
     remembered password that is a word of it, `Security`, says nothing there), also given by
     its path or as a copy of its bytes, and an evidence bundle's copy was redacted when the
     bundle was made."""
@@ -386,7 +388,7 @@ def _checked_model(loaded: LoadedPolicy, redactor: Redactor) -> ReadinessModel:
                 refuse_secret_names(loaded.model, doc, redactor.scrub_known)
             except InvalidModel as exc:
                 raise PolicyError(exc.problems) from None
-            return with_pillars_redacted(loaded.model, redactor.redact_text)
+            return with_pillars_redacted(loaded.model, redactor.redact_shown)
     return loaded.model
 
 

@@ -1,0 +1,53 @@
+"""A stored row redacted again is what its item gives: a marker in a key names no secret.
+
+When a sync learns a secret after it stored a row holding it, the row is redacted again
+(`Store.scrub_stored`), from the stored copy, whose keys may already hold markers. The
+marker's own words (`[secret fp:… len:…]`: `secret`) made such a key read as one naming a
+secret, so the value under it was hidden too (`{"ghp_…": "high"}` stored as `{"[secret …]":
+"[secret … len:4]"}`), while the item itself gives `high`. The next sync, reading the same
+revision again, found it "changed after it was stored": a false AUDITOR-INTEGRITY-001
+(critical) every night after.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+from auditor.redact import Redactor
+from tests.test_run_after_sync import _env, _history
+from tests.test_secrets_canary import _cli
+
+
+def test_a_document_redacted_again_is_as_redacted_once() -> None:
+    token = "ghp_" + secrets.token_hex(18)
+    doc = {
+        "mcpAutonomyOverrides": {
+            token: "high",
+            "https://mcp.example/sse?token=cnrykeyurltoken0123456789abcdef": "low",
+        },
+        "env": {"API_KEY": "orange-stored-battery-314159-staple"},
+        "hooks": [{"command": f"curl -H 'X-Key: {token}' https://x.example"}],
+    }
+    redactor = Redactor(b"k" * 32)
+    once = redactor.redact_json(doc, stream="settings")
+    assert once["mcpAutonomyOverrides"][redactor.marker(token)] == "high"  # (as the item gives)
+    assert redactor.redact_json(once, stream="stored revisions") == once
+
+
+def test_two_syncs_of_a_history_with_a_token_as_a_key_find_no_change(tmp_path: Path) -> None:
+    """The newest revisions hold a token as an `mcpAutonomyOverrides` key; the sync learns
+    other secrets after storing them, and redacts them again. The second sync reads them again
+    and finds each as stored."""
+    _, token, emu = _history("8c4e")
+    with emu:
+        env = _env(emu, token, tmp_path / "state.db")
+        assert [_cli(["sync"], env, tmp_path)[0] for _ in range(2)] == [0, 0]
+        out = tmp_path / "out"
+        code, _, stderr = _cli(
+            ["run", "--offline", "--soft-fail", "--out", str(out)], env, tmp_path
+        )
+        assert code == 0, stderr
+    found = json.loads((out / "findings.json").read_text())["findings"]
+    assert not [f for f in found if f["rule_id"] == "AUDITOR-INTEGRITY-001"], stderr

@@ -27,12 +27,16 @@ def test_a_document_redacted_again_is_as_redacted_once() -> None:
             token: "high",
             "https://mcp.example/sse?token=cnrykeyurltoken0123456789abcdef": "low",
         },
-        "env": {"API_KEY": "orange-stored-battery-314159-staple"},
+        "env": {"API_KEY": "orange-stored-battery-314159-staple", "DB": "orange-x-battery-id"},
+        # a key whose last word (`id`) names no secret, until its secret is a marker: left
+        # `password-`, whose values were hidden (and learned) when the row was redacted again
+        "servers": {"password-orange-x-battery-id": {"mode": "read-write", "port": 5432}},
         "hooks": [{"command": f"curl -H 'X-Key: {token}' https://x.example"}],
     }
     redactor = Redactor(b"k" * 32)
     once = redactor.redact_json(doc, stream="settings")
     assert once["mcpAutonomyOverrides"][redactor.marker(token)] == "high"  # (as the item gives)
+    assert {"mode": "read-write", "port": 5432} in once["servers"].values()
     assert redactor.redact_json(once, stream="stored revisions") == once
 
 

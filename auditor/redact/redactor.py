@@ -1310,13 +1310,14 @@ def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:
     credential or a key whose last word names a secret (`apiKey`, `dbPassword`), not under one
     that only mentions one (`passwordMaxAge`, `maxAuthAttempts`: settings, not secrets).
 
-    A key holding a marker is judged by what is left of it, as it was before the secret in it
-    was hidden: the marker's own words (`secret`) name nothing, so a stored row redacted again
-    (`Store.scrub_stored`) is what its item gives (under `ghp_…`, `high` stays as written; it
-    was hidden as a secret by the marker's place, and the next sync's read of the same item
-    differed from the row: a false `AUDITOR-INTEGRITY-001`)."""
+    A key holding a marker (a stored row redacted again, `Store.scrub_stored`) is in its
+    parent's context: what its value was as the key came in, it is now (hidden by the key's
+    words then, it is a marker already), so the row is what its item gives. Judged by its
+    words, the marker's own (`secret`) hid `high` under `ghp_…`, and what is left of them
+    others (`password-<secret ending -id>`): the next sync, reading the same item again, found
+    it "changed after it was stored", a false `AUDITOR-INTEGRITY-001`."""
     if MARKER_START in key:
-        key = MARKER_RE.sub(" ", key)
+        return secret, False
     if secret == _SECRET_NUMBERS or is_secret_map(key) or (hosted and key not in HOSTED_PLAIN):
         return _SECRET_NUMBERS, key == HOSTED_MAP
     if is_secret_key(key):

@@ -14,6 +14,9 @@ from __future__ import annotations
 import json
 import secrets
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from auditor.redact import Redactor
 from tests.test_run_after_sync import _env, _history
@@ -37,7 +40,39 @@ def test_a_document_redacted_again_is_as_redacted_once() -> None:
     once = redactor.redact_json(doc, stream="settings")
     assert once["mcpAutonomyOverrides"][redactor.marker(token)] == "high"  # (as the item gives)
     assert {"mode": "read-write", "port": 5432} in once["servers"].values()
-    assert redactor.redact_json(once, stream="stored revisions") == once
+    assert redactor.redact_json(once, stream="stored revisions", again=True) == once
+
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+WORDY = "orange-stored-battery-314159-staple"
+LOW = "hunter2hunter2"
+FAKE = "[secret fp:deadbeef len:40]"  # marker text in the API's own data
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"apiKey_" + TOKEN: LOW},
+        {TOKEN + "_password": 987654321},
+        {"x-" + TOKEN + "-y": {"mode": "rw", "n": 5}},
+        {"hosted": {TOKEN: {"a": LOW, "n": 42, "arr": [LOW, 7]}, "cloudRegion": "eu"}},
+        {"env": {TOKEN: LOW, "K": 123456}},
+        {"x-" + TOKEN: ["sshpass", "-p", LOW, "ssh", "host"]},
+        {"env": {"DB_PASSWORD": WORDY}, "s": {WORDY + "-pin": 4321, "apiKey-" + WORDY: LOW}},
+        # a key of the data holding marker text is judged by its words, as it always was
+        {"apiKey " + FAKE: LOW},
+        {"dbPassword[secret fp:": LOW},
+        {"hosted": {FAKE: LOW, "token " + FAKE: 1234567}},
+    ],
+)
+def test_redacted_again_each_place_is_as_redacted_once(doc: dict[str, Any]) -> None:
+    """A stored copy redacted again (its keys holding markers) is what the item gave, and no
+    value the item's keys hid is shown (a review, R82, found both ways to go wrong)."""
+    redactor = Redactor(b"k" * 32)
+    once = redactor.redact_json(doc, stream="settings")
+    twice = redactor.redact_json(once, stream="stored revisions", again=True)
+    assert twice == once
+    assert not any(s in json.dumps(once) for s in (TOKEN, WORDY, LOW, "1234567", "4321"))
 
 
 def test_two_syncs_of_a_history_with_a_token_as_a_key_find_no_change(tmp_path: Path) -> None:

@@ -293,6 +293,7 @@ class Redactor:
         self._streams: dict[str, tuple[_Seen, int]] = {}
         self._leaves: dict[str, tuple[str, int]] = {}  # string -> (redacted, memory.learned)
         self._markers: dict[str, str] = {}  # a remembered secret -> its marker (`_value_marker`)
+        self._again = False  # redacting a stored copy again (`redact_json(again=True)`)
         # Per stream, after `_unchanged` missed: documents to skip, and the current back-off.
         self._waits: dict[str, list[int]] = {}
         # Per stream, the last document `_unchanged` handed back as it is: (the document, the
@@ -412,8 +413,9 @@ class Redactor:
         message = label.encode() + b"\0" + body
         return hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
-    def redact_json(self, value: Any, stream: str = "") -> Any:
-        """Return a copy of a JSON value with every secret replaced by its marker.
+    def redact_json(self, value: Any, stream: str = "", *, again: bool = False) -> Any:
+        """Return a copy of a JSON value with every secret replaced by its marker. `again`:
+        `value` is a stored copy, redacted before (`_child`); give it a `stream` of its own.
 
         Documents of one `stream` (the settings of consecutive revisions, say) are compared
         with the previous one: a subtree equal to the previous document's at the same place
@@ -425,7 +427,11 @@ class Redactor:
         redactor takes an object it saw before (the same one, by identity, as a history page
         read in pieces shares) as unchanged: its answer for it, or its subtree's, is reused
         while no secret was learned or recalled since. Change a copy, never the original."""
-        return self._redact(value, stream)[0]
+        self._again = again
+        try:
+            return self._redact(value, stream)[0]
+        finally:
+            self._again = False
 
     def redact_canonical(self, value: Any, stream: str = "") -> tuple[Any, bytes]:
         """`redact_json` and the copy's canonical JSON (`canonical`), for hashing and storing:
@@ -617,7 +623,7 @@ class Redactor:
             for k, v in value.items():
                 kid = olds.get(k)
                 if kid is None or not _same(v, kid):
-                    kid = self._node(v, kid, *_child(k, secret, hosted), found)
+                    kid = self._node(v, kid, *_child(k, secret, hosted, self._again), found)
                     if type(v) is str and _is_cookie_key(k) and is_marker(kid.out):
                         self._remember_cookies(v)
                 name = names.get(k)
@@ -765,7 +771,7 @@ class Redactor:
             kids, out = dict(kids), dict(prev.out)
             for k in changed:
                 v = value[k]
-                kid = self._node(v, kids[k], *_child(k, secret, hosted), found)
+                kid = self._node(v, kids[k], *_child(k, secret, hosted, self._again), found)
                 if type(v) is str and _is_cookie_key(k) and is_marker(kid.out):
                     self._remember_cookies(v)
                 kids[k] = kid
@@ -1303,21 +1309,23 @@ def secret_place(place: Place) -> bool:
     return bool(place[0])
 
 
-def _child(key: str, secret: int, hosted: bool) -> tuple[int, bool]:
+def _child(key: str, secret: int, hosted: bool, again: bool = False) -> tuple[int, bool]:
     """The context a value under `key` is redacted in: (secret, hosted). Everything under a
     secret key is secret, so are a secret map's values and a hosted block's credentials.
     `secret` is `_SECRET_NUMBERS` where a number is a secret too: under a secret map, a hosted
     credential or a key whose last word names a secret (`apiKey`, `dbPassword`), not under one
     that only mentions one (`passwordMaxAge`, `maxAuthAttempts`: settings, not secrets).
 
-    A key holding a marker (a stored row redacted again, `Store.scrub_stored`) is in its
-    parent's context: what its value was as the key came in, it is now (hidden by the key's
-    words then, it is a marker already), so the row is what its item gives. Judged by its
-    words, the marker's own (`secret`) hid `high` under `ghp_…`, and what is left of them
-    others (`password-<secret ending -id>`): the next sync, reading the same item again, found
-    it "changed after it was stored", a false `AUDITOR-INTEGRITY-001`."""
-    if MARKER_START in key:
-        return secret, False
+    `again`: the document is a stored copy redacted again (`Store.scrub_stored`), whose keys
+    may hold markers where a secret was hidden. Such a key is in its parent's context (a
+    hosted block's credential's still): a value its words hid as the key came in is a marker
+    already, and no other is, so the row stays what its item gives. Judged by its words, the
+    marker's own (`secret`) hid `high` under `ghp_…`, and the next sync, reading the same item
+    again, found it "changed after it was stored", a false `AUDITOR-INTEGRITY-001`. A key of
+    the API's data that holds marker text is judged by its words, as is a policy's path
+    (`child_place`), which may name a secret place so."""
+    if again and MARKER_START in key:
+        return (_SECRET_NUMBERS, False) if hosted else (secret, False)
     if secret == _SECRET_NUMBERS or is_secret_map(key) or (hosted and key not in HOSTED_PLAIN):
         return _SECRET_NUMBERS, key == HOSTED_MAP
     if is_secret_key(key):

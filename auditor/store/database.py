@@ -990,7 +990,7 @@ class Store:
     def _revision_again(self, stored: Revision) -> Revision:
         """A stored revision redacted again with everything remembered now, under this
         auditor's rules, with the hash of what that gives."""
-        settings = self.redactor.redact_json(stored.settings, stream="stored revisions")
+        settings = self.redactor.redact_json(stored.settings, stream="stored revisions", again=True)
         user = stored.user
         return dataclasses.replace(
             stored,
@@ -1001,7 +1001,7 @@ class Store:
 
     def _report_again(self, stored: ReadinessReport) -> ReadinessReport:
         """`_revision_again` for a readiness report (its repository URL too)."""
-        data = self.redactor.redact_json(stored.data)
+        data = self.redactor.redact_json(stored.data, stream="stored reports", again=True)
         return dataclasses.replace(
             stored,
             data=data,

@@ -57,7 +57,14 @@ def test_an_escape_beyond_the_last_character_is_refused_at_its_place(
 
 @pytest.mark.parametrize(
     ("first", "second", "typed"),
-    [("null", "~", "null"), ("1", "0x1", "1"), ("true", "True", "true")],
+    [
+        ("null", "~", "null"),
+        ("1", "0x1", "1"),
+        ("true", "True", "true"),
+        # equal once read, not alike: the message said `1` read as `true` (T94 LOW 3)
+        ("1", "true", "true"),
+        ("0", "0.0", "0.0"),
+    ],
 )
 def test_keys_that_read_alike_once_typed_are_refused_without_their_values(
     tmp_path: Path, first: str, second: str, typed: str
@@ -69,6 +76,7 @@ def test_keys_that_read_alike_once_typed_are_refused_without_their_values(
     code, output = run(as_each_input(path, tmp_path)["review"], tmp_path)
     assert code == 2, output
     assert f"{path}:3:3: error: duplicate key: this key reads as `{typed}`" in output
+    assert "or as one it equals (" in output and "`1`, `1.0` and `true` are one key" in output
     assert "hunter2" not in output and TOKEN not in output
 
 

@@ -655,8 +655,9 @@ _KEY_WORDS = {"None": "null", "True": "true", "False": "false"}
 
 def _duplicate_problem(file: str, exc: DuplicateKeyError, text: str) -> str:
     """Two keys written apart that read alike once typed (`null` and `~`, `1` and `0x1`,
-    `true` and `True`): said without quoting either value, as the parser's message does (a
-    value under `env:` is a secret by its place alone, which no detector sees in a message)."""
+    `true` and `True`), or that are equal once read (`1` and `true`, `1` and `1.0`: one key of
+    a mapping): said without quoting either value, as the parser's message does (a value
+    under `env:` is a secret by its place alone, which no detector sees in a message)."""
     found = _TYPED_KEY.search(str(exc.problem or ""))
     key = f" `{_KEY_WORDS.get(found[1], number_named(found[1]))}`" if found else ""
     since = ""
@@ -665,7 +666,8 @@ def _duplicate_problem(file: str, exc: DuplicateKeyError, text: str) -> str:
         since = f" (the mapping from line {start.line}, column {start.col})"
     message = (
         f"duplicate key: this key reads as{key}, as an earlier key of the same mapping"
-        f"{since} does (YAML reads `null` and `~`, `1` and `0x1`, `true` and `True` alike)"
+        f"{since} does, or as one it equals (YAML reads `null` and `~`, `1` and `0x1`, `true` "
+        "and `True` alike, and `1`, `1.0` and `true` are one key, as are `0`, `0.0` and `false`)"
     )
     return problem(location(file, exc.problem_mark, text), "", message)
 

@@ -1001,7 +1001,7 @@ class Store:
 
     def _report_again(self, stored: ReadinessReport) -> ReadinessReport:
         """`_revision_again` for a readiness report (its repository URL too)."""
-        data = self.redactor.redact_json(stored.data, stream="stored reports", again=True)
+        data = self.redactor.redact_json(stored.data)
         return dataclasses.replace(
             stored,
             data=data,

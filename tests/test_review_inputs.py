@@ -310,6 +310,14 @@ def test_a_broken_revision_or_page_is_refused_at_its_place(tmp_path: Path, body:
     assert shown.splitlines()[0].startswith(f"p.json:{line}"), shown
 
 
+def test_a_revision_numbered_as_the_api_may_write_it_is_read(tmp_path: Path):
+    """`5.0` is revision 5 to the sync (`fetch.decode.is_revision_number`), and so to review."""
+    (tmp_path / "p.json").write_text('{"revision": 5.0, "settings": {}}')
+    (tmp_path / "live.json").write_text("{}")
+    code, shown = review(tmp_path, "p.json", "--against", "live.json")
+    assert code == 0, shown
+
+
 #: A YAML settings file's scalars as the README's review section says they are read (T74 #8).
 SCALARS = {
     "t": ("True", True),

@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 from auditor.common import paths
 from auditor.common.dates import has_control, parse_date_time, unix_time
@@ -103,8 +104,19 @@ def _long_author(user: JSON, where: str, item: str, warn: Warn) -> None:
             warn(DataWarning(f"{where}.user.{key}", problem, item))
 
 
+def is_revision_number(value: Any) -> bool:
+    """Whether `value` is a revision number as the API's data is read: a whole number from 0
+    to 2^63-1 (`5.0` too, as a JSON writer may put it), never a boolean."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and 0 <= value < 2**63
+        and float(value).is_integer()
+    )
+
+
 def _revision_number(value: JSON, where: str) -> int:
-    if not (isinstance(value, int | float) and 0 <= value < 2**63 and float(value).is_integer()):
+    if not is_revision_number(value):
         raise DataError(f"{where}.revision: expected a whole number from 0 to 2^63-1")
     return int(value)
 

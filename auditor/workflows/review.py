@@ -31,6 +31,7 @@ from auditor.evaluate.history import attribution
 from auditor.evaluate.incremental import rule_key, verdicts_key
 from auditor.evaluate.model import EvaluationInputs, RuleResult
 from auditor.evaluate.outcome import failing, subject_of, suffix_of, with_suffix
+from auditor.fetch.decode import is_revision_number
 from auditor.findings import (
     Finding,
     apply_waivers,
@@ -247,18 +248,20 @@ def _refuse_bad_revision(data: dict[str, Any], doc: YamlDocument) -> None:
     """PolicyError for one revision of the history (`{"revision": N, "settings": {...}}`, as
     `.changes[0]` of a page) whose settings are no object (read as settings, every live key
     was "removed", and `revision` and `settings` added) or whose number is none the API gives
-    (an integer from 0 to 2^63-1; it is not judged, the proposal follows the live revision,
-    but a `"5"` or `-5` there says the file is not what it seems)."""
+    (`fetch.decode.is_revision_number`: a whole number from 0 to 2^63-1; it is not judged,
+    the proposal follows the live revision, but a `"5"` or `-5` there says the file is not
+    what it seems)."""
     problems = []
     settings, number = data["settings"], data["revision"]
     if not isinstance(settings, dict):
         got = "null" if settings is None else _kind(settings)
         what = f"a revision's settings are an object (keys and values), got {got}"
         problems.append(problem(doc.locate(["settings"]), "$.settings", what))
-    if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number < 2**63:
-        shown = "a number with a fraction" if isinstance(number, float) else _kind(number)
-        shown = "an integer outside it" if type(number) is int else shown
-        what = f"a revision number is an integer from 0 to 2^63-1, got {shown}"
+    if not is_revision_number(number):  # (as the API's data is read: `5.0` is 5)
+        whole = isinstance(number, int | float) and not isinstance(number, bool)
+        shown = _kind(number) if not whole else "a number with a fraction"
+        shown = "a number outside it" if whole and float(number).is_integer() else shown
+        what = f"a revision number is a whole number from 0 to 2^63-1, got {shown}"
         problems.append(problem(doc.locate(["revision"]), "$.revision", what))
     if problems:
         raise PolicyError(problems)

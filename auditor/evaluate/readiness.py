@@ -103,22 +103,23 @@ def load_readiness_model(path: Path | None = None) -> ReadinessModel:
 
 
 def refuse_secret_names(
-    model: ReadinessModel, doc: YamlDocument, remembered: Callable[[str], str]
+    model: ReadinessModel, read: Callable[[], YamlDocument], remembered: Callable[[str], str]
 ) -> None:
-    """InvalidModel listing, each at its `file:line:col` in `doc` (the model as read), every
+    """InvalidModel listing, each at its `file:line:col` in the model as `read` gives it (its
+    text parsed again only then, to place them: a run's model refuses nothing), every
     criterion id of `model` that holds a secret the state file remembers (that `remembered`,
     `Redactor.scrub_known`, changes): an API key of the audited settings written into an id.
     An id is a name the findings, the readiness rows and the reports go by, shown as written,
     so one holding such a value is refused, as a rule id that holds one is
     (`auditor.policy.redacted`), never shown as a marker. (An id that looks like a secret to
     the value detectors is refused as the model is loaded.)"""
-    problems = [
-        problem(doc.locate(("criteria", cid), key=True), "$.criteria", f"the id of this {_KNOWN}")
-        for cid in model.criteria
-        if remembered(cid) != cid
-    ]
-    if problems:
-        raise InvalidModel(Path(doc.path), problems)
+    held = [cid for cid in model.criteria if remembered(cid) != cid]
+    if not held:
+        return
+    doc = read()
+    where = [doc.locate(("criteria", cid), key=True) for cid in held]
+    problems = [problem(at, "$.criteria", f"the id of this {_KNOWN}") for at in where]
+    raise InvalidModel(Path(doc.path), problems)
 
 
 def with_pillars_redacted(model: ReadinessModel, redact: Callable[[str], str]) -> ReadinessModel:

@@ -384,8 +384,8 @@ def _checked_model(loaded: LoadedPolicy, redactor: Redactor) -> ReadinessModel:
     for file, text in loaded.files:
         if file.role == "readiness model" and text and file.sha256 != _shipped_model_digest():
             try:
-                doc = load_text(text, file.path, unread=True)
-                refuse_secret_names(loaded.model, doc, redactor.scrub_known)
+                read = functools.partial(load_text, text, file.path, unread=True)
+                refuse_secret_names(loaded.model, read, redactor.scrub_known)
             except InvalidModel as exc:
                 raise PolicyError(exc.problems) from None
             return with_pillars_redacted(loaded.model, redactor.redact_shown)

@@ -301,6 +301,7 @@ def test_the_history_page_is_refused_with_how_to_take_the_settings_out(tmp_path:
         ('{"revision": 1.5, "settings": {}}', "1:14: error: $.revision: a revision number is "),
         ('{"revision": true, "settings": {}}', "1:14: error: $.revision: a revision number is "),
         (f'{{"revision": {2**63}, "settings": {{}}}}', "1:14: error: $.revision: a revision "),
+        (f'{{"revision": 1{"0" * 400}, "settings": {{}}}}', "1:14: error: $.revision: a "),
     ],
 )
 def test_a_broken_revision_or_page_is_refused_at_its_place(tmp_path: Path, body: str, line: str):

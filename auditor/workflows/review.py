@@ -258,9 +258,12 @@ def _refuse_bad_revision(data: dict[str, Any], doc: YamlDocument) -> None:
         what = f"a revision's settings are an object (keys and values), got {got}"
         problems.append(problem(doc.locate(["settings"]), "$.settings", what))
     if not is_revision_number(number):  # (as the API's data is read: `5.0` is 5)
-        whole = isinstance(number, int | float) and not isinstance(number, bool)
-        shown = _kind(number) if not whole else "a number with a fraction"
-        shown = "a number outside it" if whole and float(number).is_integer() else shown
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            shown = _kind(number)
+        elif isinstance(number, float) and not number.is_integer():  # (an int may not fit one)
+            shown = "a number with a fraction"
+        else:
+            shown = "a number outside it"
         what = f"a revision number is a whole number from 0 to 2^63-1, got {shown}"
         problems.append(problem(doc.locate(["revision"]), "$.revision", what))
     if problems:

@@ -244,3 +244,38 @@ def test_prose_in_a_pillar_that_a_detector_flags_changes_no_verdict(tmp_path: Pa
         found.append(([(r["id"], r["title"]) for r in doc["rules"]], doc["summary"]["by_status"]))
     assert found[0] == found[1]
     assert any(rule.startswith("USE-") for rule, _ in found[0][0])  # (the usage rules ran)
+
+
+def _cited(findings: Path) -> str:
+    """The sha256 the run's findings.json cites for the readiness model."""
+    inputs = json.loads(findings.read_text())["inputs"]["files"]
+    return next(f["sha256"] for f in inputs if f["role"] == "readiness model")
+
+
+def test_a_secret_only_in_a_comment_of_the_model_changes_the_digest_cited(
+    tmp_path: Path,
+) -> None:
+    """A model is cited by the sha256 of its copy with its secrets as markers, not of its
+    bytes, which would let guesses of the secret be tested offline: a token or a remembered
+    key written only in a comment counts (the copy is made only when something is to be
+    hidden; deciding that from the data alone would miss a comment). A model with nothing
+    to hide is cited by its bytes' sha256."""
+    import hashlib
+
+    k, token, emu = _history("c0a1")
+    old = k.c["old_api_key"]
+    state = tmp_path / "state.db"
+    with emu:
+        env = _env(emu, token, state)
+        assert _cli(["sync"], env, tmp_path)[0] == 0
+    lines = ["readme: {level: 1, scope: repository, pillar: Documentation}"]
+    for n, comment in enumerate([f"# was {GITHUB}", f"# the old key: {old}", "# plain words"]):
+        model = _model(tmp_path, [*lines, comment])
+        out = tmp_path / f"out{n}"
+        argv = ["run", "--offline", "--soft-fail", "--readiness-model", str(model)]
+        code, stdout, stderr = _cli([*argv, "--out", str(out)], env, tmp_path)
+        assert code == 0, stderr
+        written = hashlib.sha256(model.read_bytes()).hexdigest()
+        assert (_cited(out / "findings.json") == written) == (comment == "# plain words"), comment
+        for secret in (GITHUB, old):
+            assert secret not in stdout + stderr + _outputs(out)

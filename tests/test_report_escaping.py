@@ -175,6 +175,13 @@ def test_junit_is_well_formed_xml(hostile: ReportData) -> None:
         (md_inline, "a\n\nb", "a b"),
         (md_inline, "[x](javascript:y)", "\\[x\\]\\(javascript:y\\)"),
         (html_inline, "<i a='1'>@x #2", "&lt;i a=&#x27;1&#x27;&gt;@&#8203;x #&#8203;2"),
+        (
+            md_inline,
+            ":shipit: https://e.example/a www.e.example :white_check_mark: 10:30:00",
+            ":&#8203;shipit: https&#8203;://e.example/a www&#8203;.e.example "
+            ":&#8203;white\\_check\\_mark: 10:30:00",
+        ),
+        (html_inline, ":+1: HTTP://e.example", ":&#8203;+1: HTTP&#8203;://e.example"),
         (xml_text, "a\x00b\x1bc\ufffed", "abcd"),
         (terminal_text, "\x1b[31mred\x1b[0m\nnext", "\\u001b[31mred\\u001b[0m\\u000anext"),
         (clean_text, "x\u202ey", "x[U+202E]y"),
@@ -194,6 +201,8 @@ def test_junit_is_well_formed_xml(hostile: ReportData) -> None:
         "newlines",
         "md-link",
         "html-inline",
+        "md-autolink-emoji",
+        "html-autolink-emoji",
         "xml-forbidden",
         "terminal-escapes",
         "bidi",

@@ -170,7 +170,7 @@ def test_markdown_names_the_waivers_to_act_on() -> None:
     assert (
         "> **Waivers:** 1 expired (no longer waiving), 1 expiring within 14 days, "
         "1 stale (waiving nothing).\n"
-        "> - expired: RDY-001 on https://github.com/acme/legacy-\\*, expired 2026-10-01, "
+        "> - expired: RDY-001 on https&#8203;://github.com/acme/legacy-\\*, expired 2026-10-01, "
         "owner platform@&#8203;example.com\n"
         "> - expiring: SET-004 on settings, until 2026-11-20, "
         "owner security-team@&#8203;example.com\n"

@@ -21,13 +21,15 @@ from tests.conftest import run_cli
 LIVE = Path(__file__).resolve().parent.parent / "examples" / "live-settings.yaml"
 
 
-def _review(tmp_path: Path, text: str, name: str) -> tuple[int, Path]:
+def _review(
+    tmp_path: Path, text: str, name: str, codes: tuple[int, ...] = (0, 1)
+) -> tuple[int, Path]:
     proposed = tmp_path / f"{name}.yaml"
     proposed.write_text(text)
     out = tmp_path / name
     argv = ["review", str(proposed), "--against", str(LIVE), "--out", str(out), "-q"]
     code, _, stderr = run_cli(argv, {}, tmp_path)
-    assert code in (0, 1), stderr
+    assert code in codes, stderr
     return code, out
 
 
@@ -86,3 +88,17 @@ def test_a_finding_the_change_introduces_is_an_alert_and_a_failure(tmp_path: Pat
     assert len(failed) == len(new) and suites.get("failures") == str(len(new))
     (case,) = [c for c in suites.iter("testcase") if c.get("classname") == "CHG-ATH-001"]
     assert case.find("skipped").get("message", "").startswith("not counted by the review")  # type: ignore[union-attr]
+
+
+def test_a_proposed_value_is_no_link_and_no_emoji_in_the_comment(tmp_path: Path) -> None:
+    """A value a pull request proposes reaches the bot's comment (report.md) as written, not
+    as a link GitHub makes of an address nor as an emoji (tester T96 #4)."""
+    value = ":shipit: see https://evil.example/login and www.evil.example"
+    text = LIVE.read_text().replace(
+        "maxAutonomyLevel: low\n", f"maxAutonomyLevel: {json.dumps(value)}\n", 1
+    )
+    _, out = _review(tmp_path, text, "hostile", (2,))  # (no level of autonomy: an error)
+    md = (out / "report.md").read_text()
+    assert "evil.example/login" in md  # shown
+    for live in ("https://evil", "www.evil", ":shipit:"):
+        assert live not in md, live

@@ -31,6 +31,12 @@ _LINE_BREAKS = re.compile(r"\s*[\r\n\u2028\u2029]+\s*")
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()!|~])")
 _MENTION = re.compile(r"@(?=\w)")
 _ISSUE_REF = re.compile(r"(?<!&)#(?=\w)")  # not the '#' of an entity we wrote
+# What GitHub makes live in Markdown text (a PR comment): an address it links without a link's
+# syntax (GFM's extended autolinks: `https://…`, `www.…`) and an emoji shortcode (`:shipit:`;
+# a `\_` escape inside one is gone once the Markdown is read). A zero-width space after the
+# scheme or `www`, and after a shortcode's first colon, leaves the text as it reads, inert.
+_AUTOLINK = re.compile(r"\b(?:https?|ftp)(?=://)|\bwww(?=\.)", re.IGNORECASE)
+_SHORTCODE = re.compile(r":(?=[\\\w+-]*[A-Za-z+-][\\\w+-]*:)")  # (a name has a letter, +1, -1)
 _URL_OK = re.compile(r"^https?://[^\s\"'<>\\`]+$", re.IGNORECASE)
 
 #: Longest value shown in full in HTML and Markdown; longer ones are cut with a count.
@@ -88,7 +94,16 @@ def md_escape(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
     text = _ISSUE_REF.sub("#&#8203;", text)  # before mentions: their entity holds a '#'
-    return _MENTION.sub("@&#8203;", text)
+    return _inert(_MENTION.sub("@&#8203;", text))
+
+
+def _inert(text: str) -> str:
+    """No autolink and no emoji in `text` (Markdown, or HTML inside Markdown): an address or
+    a `:shortcode:` in a value a pull request proposes stays as written, not a link or an
+    emoji in the bot's comment (tester T96 #4)."""
+    if ":" not in text and "w" not in text and "W" not in text:
+        return text
+    return _SHORTCODE.sub(":&#8203;", _AUTOLINK.sub(r"\g<0>&#8203;", text))
 
 
 def xml_text(text: str) -> str:
@@ -119,7 +134,7 @@ def html_inline(text: str, limit: int = DISPLAY_LIMIT) -> str:
     text = html.escape(shorten(fold(text), limit), quote=True)
     text = text.replace("`", "&#96;").replace("[", "&#91;").replace("]", "&#93;")
     text = _ISSUE_REF.sub("#&#8203;", text)
-    return _MENTION.sub("@&#8203;", text)
+    return _inert(_MENTION.sub("@&#8203;", text))
 
 
 _JSON_INVISIBLE = lazy_regex(

@@ -99,8 +99,9 @@ def sync_usage(
     fetched: set[str] = set()
     try:
         for first, last in date_ranges(missing):
-            # What is stored of these days: a re-fetch never leaves less evidence than it.
-            before = dict(store.iter_analytics(first, last))
+            # What is stored of these days, under every secret known now: a re-fetch never
+            # leaves less evidence than it.
+            before = dict(store.current_analytics(first, last))
             for rows in reader.read(first, last):
                 data = kept_evidence(rows, before.get(rows.day, {}).get(rows.series), quality)
                 store.ingest_analytics(rows.day, rows.series, data, sync_id)

@@ -915,15 +915,14 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     starts = [s for s, _ in spans]
     edited = sorted((s, e) for s, (e, _) in edits.items())
     line_done = -1  # a comment runs to its line's end: no `#` before then starts another
-    for m in _COMMENT.finditer(text):  # a `#` after a space, outside every scalar
+    for m in _COMMENT.finditer(text):  # a `#` outside every scalar
         at = bisect.bisect_right(starts, m.start()) - 1
         if m.start() < line_done or (at >= 0 and spans[at][0] <= m.start() < spans[at][1]):
             continue
         cut = bisect.bisect_right(edited, (m.start(), len(text) + 1)) - 1
         if cut >= 0 and edited[cut][0] <= m.start() < edited[cut][1]:
             continue  # in the header of a block scalar rewritten whole, its comment kept there
-        end = text.find("\n", m.start())
-        line_done = end = len(text) if end < 0 else end
+        line_done = end = _line_end(text, m.start())
         # a comment judges nothing: every secret and every rule's literal hidden in it
         if (out := every(text[m.start() : end])) != text[m.start() : end]:
             edits[m.start()] = (end, out.replace("\n", " "))
@@ -951,14 +950,30 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     return copy
 
 
-_COMMENT = re.compile(r"(?:(?<=[ \t])|^)#", re.M)
+# Every `#` is taken for a comment's start where it is outside every scalar: the loader reads
+# one after a flow indicator or a closing quote (`{level: 1,# …`, `"x"# …`) and at a file's
+# start after a byte-order mark, where a `#` after a blank or a line break (the pattern this
+# was) never stood, and those comments were copied as written (reviewer R83 #2). A `#` that
+# is no comment (in an anchor's name, a tag) is rewritten only when `redact` changes its
+# line's rest, and the copy is then read back as the file (`redacted_source`).
+_COMMENT = re.compile("#")
+# A line's end as the loader's C parser reads it: NEL (U+0085) and the line and paragraph
+# separators too, which a comment's text ran past (reviewer R83 #1).
+_LINE_END = re.compile("[\r\n\x85\u2028\u2029]")
+
+
+def _line_end(text: str, at: int) -> int:
+    """Where the line holding `at` ends (its line break, or the text's end)."""
+    found = _LINE_END.search(text, at)
+    return len(text) if found is None else found.start()
 
 
 def _unchanged(text: str, data: Any, redact: Redact) -> bool:
     """Whether `redacted_source` (with no rule's literals) surely leaves `text` as it is,
     told from the data alone: `redact` changes no string of it, key or value (each scalar
     it rewrites is one, as the loader reads it), nor the text from any `#` to its line's end
-    (a superset of the comments, in or out of a scalar), and no marker is written in it
+    (a superset of the comments, in or out of a scalar, whatever line break ends them: a
+    scalar the compose reads on past a NEL holds that text), and no marker is written in it
     (one already there is escaped in a pattern, quoted in a path, rewritten in a control
     id)."""
     from auditor.policy.lint import all_strings
@@ -969,8 +984,7 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
     if any(redact(value) != value for _, value, _ in all_strings(data, ())):
         return False
     for m in _COMMENT.finditer(text):
-        end = text.find("\n", m.start())
-        comment = text[m.start() : len(text) if end < 0 else end]
+        comment = text[m.start() : _line_end(text, m.start())]
         if redact(comment) != comment:
             return False
     return True

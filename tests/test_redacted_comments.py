@@ -1,0 +1,49 @@
+"""A secret in a comment of an input file is hidden in its copy (the evidence bundle's, and
+the one whose sha256 the reports cite), wherever the loader reads a comment: after a NEL or a
+line separator (line breaks to the C parser), in a file with CR line ends or a byte-order
+mark, glued to a flow indicator or a closing quote (reviewer R83 #1, #2). The copy is never
+the file as written when it holds the token: either a copy with it as its marker, or refused
+(`PolicyError`, and the file is cited by its marker's digest)."""
+
+from __future__ import annotations
+
+import pytest
+
+from auditor.errors import PolicyError
+from auditor.evaluate.readiness import DEFAULT_MODEL_PATH
+from auditor.policy.redacted import flagged_secrets, redacted_source, secrets_hidden
+from auditor.redact import Redactor
+
+TOKEN = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+HEAD = DEFAULT_MODEL_PATH.read_text().split("criteria:\n")[0] + "criteria:\n"
+CRIT = "  readme: {level: 1, scope: repository, pillar: Documentation}"
+CASES = {
+    "after a space": HEAD + CRIT + f" # old token {TOKEN}\n",
+    "after a NEL": HEAD + CRIT + f"\x85# old token {TOKEN}\n",
+    "after a line separator": HEAD + CRIT + f"\u2028# old token {TOKEN}\n",
+    "CR line ends": (HEAD + CRIT + f"\n# old token {TOKEN}\n").replace("\n", "\r"),
+    "after a byte-order mark": f"\ufeff# old token {TOKEN}\n" + HEAD + CRIT + "\n",
+    "glued to a flow indicator": HEAD
+    + f"  readme: {{level: 1,# old token {TOKEN}\n    scope: repository, pillar: Documentation}}\n",
+    "glued to a closing quote": HEAD
+    + f'  readme: {{level: 1, scope: repository, pillar: "Documentation"# old token {TOKEN}\n'
+    + "    }\n",
+    "after a NEL in a scalar's line": HEAD.replace(
+        "unlock_threshold: 0.8\n", f"unlock_threshold: 0.8\x85# old token {TOKEN}\n"
+    )
+    + CRIT
+    + "\n",
+}
+
+
+@pytest.mark.parametrize("text", CASES.values(), ids=CASES.keys())
+def test_a_token_in_a_comment_is_never_in_the_copy(text: str) -> None:
+    redactor = Redactor(b"k" * 16)
+    found: dict[str, list[str]] = {}
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.yaml")], found), found)
+    try:
+        copy = redacted_source(text, "m.yaml", redact)
+    except PolicyError:
+        return  # refused: cited by its marker's digest, never copied
+    assert TOKEN not in copy
+    assert copy != text

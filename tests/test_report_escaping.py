@@ -182,6 +182,12 @@ def test_junit_is_well_formed_xml(hostile: ReportData) -> None:
             ":&#8203;white\\_check\\_mark: 10:30:00",
         ),
         (html_inline, ":+1: HTTP://e.example", ":&#8203;+1: HTTP&#8203;://e.example"),
+        (
+            md_inline,
+            "_https://e.example \u00e9https://e.example _www.e.example :100: :1234:",
+            "\\_https&#8203;://e.example \u00e9https&#8203;://e.example \\_www&#8203;.e.example "
+            ":&#8203;100: :&#8203;1234:",
+        ),
         (xml_text, "a\x00b\x1bc\ufffed", "abcd"),
         (terminal_text, "\x1b[31mred\x1b[0m\nnext", "\\u001b[31mred\\u001b[0m\\u000anext"),
         (clean_text, "x\u202ey", "x[U+202E]y"),
@@ -203,6 +209,7 @@ def test_junit_is_well_formed_xml(hostile: ReportData) -> None:
         "html-inline",
         "md-autolink-emoji",
         "html-autolink-emoji",
+        "autolink-glued-and-digit-emoji",
         "xml-forbidden",
         "terminal-escapes",
         "bidi",

@@ -102,3 +102,25 @@ def test_a_proposed_value_is_no_link_and_no_emoji_in_the_comment(tmp_path: Path)
     assert "evil.example/login" in md  # shown
     for live in ("https://evil", "www.evil", ":shipit:"):
         assert live not in md, live
+
+
+def test_a_policys_own_links_and_emoji_stay_live(tmp_path: Path) -> None:
+    """A rule's remediation is the policy's prose (a runbook link, `:warning:`): it stays a
+    link in report.md and in the SARIF rule's help, unlike a value from the data (R83 #4)."""
+    policy = tmp_path / "runbook.yaml"
+    policy.write_text(
+        "rules:\n  - id: RUN-001\n    title: Autonomy off\n    severity: high\n"
+        "    target: settings\n    assert: {path: maxAutonomyLevel, equals: 'off'}\n"
+        "    description: 'See https://runbook.example/autonomy :warning:'\n"
+        "    remediation: 'Follow https://runbook.example/autonomy :warning:'\n"
+    )
+    proposed = tmp_path / "p.yaml"
+    proposed.write_text(LIVE.read_text())
+    out = tmp_path / "out"
+    argv = ["review", str(proposed), "--against", str(LIVE), "--policy", str(policy)]
+    code, _, err = run_cli([*argv, "--out", str(out), "-q"], {}, tmp_path)
+    assert code == 0, err
+    assert "Follow https://runbook.example/autonomy :warning:" in (out / "report.md").read_text()
+    (rule,) = json.loads((out / "findings.sarif").read_text())["runs"][0]["tool"]["driver"]["rules"]
+    assert "See https://runbook.example/autonomy :warning:" in rule["help"]["markdown"]
+    assert "Follow https://runbook.example/autonomy :warning:" in rule["help"]["markdown"]

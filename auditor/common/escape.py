@@ -35,8 +35,10 @@ _ISSUE_REF = re.compile(r"(?<!&)#(?=\w)")  # not the '#' of an entity we wrote
 # syntax (GFM's extended autolinks: `https://…`, `www.…`) and an emoji shortcode (`:shipit:`;
 # a `\_` escape inside one is gone once the Markdown is read). A zero-width space after the
 # scheme or `www`, and after a shortcode's first colon, leaves the text as it reads, inert.
-_AUTOLINK = re.compile(r"\b(?:https?|ftp)(?=://)|\bwww(?=\.)", re.IGNORECASE)
-_SHORTCODE = re.compile(r":(?=[\\\w+-]*[A-Za-z+-][\\\w+-]*:)")  # (a name has a letter, +1, -1)
+# Wherever they stand: GitHub links `_https://…`, `éhttps://…` and `_www.…` too (R83 #3).
+_AUTOLINK = re.compile(r"(?:https?|ftp)(?=://)|www(?=\.)", re.IGNORECASE)
+# A name with a letter (`+1`, `-1` too), or of three digits or more (`:100:`); not `10:30:00`.
+_SHORTCODE = re.compile(r":(?=[\\\w+-]*[A-Za-z+-][\\\w+-]*:|\d{3,}:)")
 _URL_OK = re.compile(r"^https?://[^\s\"'<>\\`]+$", re.IGNORECASE)
 
 #: Longest value shown in full in HTML and Markdown; longer ones are cut with a count.
@@ -89,12 +91,16 @@ def md_inline(text: str, limit: int = DISPLAY_LIMIT) -> str:
     return md_escape(shorten(fold(text), limit))
 
 
-def md_escape(text: str) -> str:
-    """Escape one-line, cleaned text for Markdown (keeps its spaces; see `md_inline`)."""
+def md_escape(text: str, *, links: bool = False) -> str:
+    """Escape one-line, cleaned text for Markdown (keeps its spaces; see `md_inline`).
+    `links`: the text is a policy's own prose (a rule's description or remediation, from the
+    user's or the base branch's policy files), whose addresses and emoji stay live (a runbook
+    link); data never is (`_inert`)."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
     text = _ISSUE_REF.sub("#&#8203;", text)  # before mentions: their entity holds a '#'
-    return _inert(_MENTION.sub("@&#8203;", text))
+    text = _MENTION.sub("@&#8203;", text)
+    return text if links else _inert(text)
 
 
 def _inert(text: str) -> str:

@@ -247,7 +247,7 @@ def _case_name(subject: Subject) -> tuple[bytes, bool]:
 
 
 #: What a review's skipped case of a finding the change leaves as it was says first.
-UNCHANGED = "unchanged by this change (the live settings fail it too)"
+UNCHANGED = "unchanged by this change (the live settings have it too)"
 #: And of one `unknown` only because nobody knows the proposed step's author.
 NOT_COUNTED = "not counted by the review (the proposed change's author is unknown)"
 

@@ -55,11 +55,13 @@ def _cell(text: str | None) -> str:
     return display.ABSENT if text is None else f"<code>{md_inline(shorten(text, 300))}</code>"
 
 
-def md_prose(text: str, limit: int = 500) -> str:
-    """Escaped prose with its `code` spans shown as code."""
+def md_prose(text: str, limit: int = 500, *, links: bool = False) -> str:
+    """Escaped prose with its `code` spans shown as code; `links`: a policy's own prose, its
+    addresses and emoji left live (`md_escape`)."""
     pieces = display.code_spans(shorten(fold(text), limit))
     return "".join(
-        f"<code>{md_escape(p)}</code>" if is_code else md_escape(p) for is_code, p in pieces
+        f"<code>{md_escape(p)}</code>" if is_code else md_escape(p, links=links)
+        for is_code, p in pieces
     )
 
 
@@ -322,7 +324,7 @@ def finding_block(f: Finding, note: str = "") -> str:
     if note:
         lines.append(f"- **{md_inline(note, 400)}**\n")
     if f.remediation and f.status in OPEN_STATUSES:
-        lines.append(f"- **Remediation:** {md_prose(f.remediation)}\n")
+        lines.append(f"- **Remediation:** {md_prose(f.remediation, links=True)}\n")
     ident = f"severity {md_inline(f.severity)} · fingerprint {md_inline(f.fingerprint[:12])}"
     lines.append(f"- {ident}\n\n</details>\n\n")
     return "".join(lines)

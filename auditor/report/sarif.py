@@ -96,9 +96,10 @@ def _md_prose(text: str) -> str:
     """A rule's description or remediation in the help's Markdown: escaped, with its `code`
     spans kept as code spans (escaped, they read as literal backticks). A span holds no
     backtick or line break (`display.code_spans`), and Markdown reads nothing inside one, so
-    it needs no escaping and no raw HTML."""
+    it needs no escaping and no raw HTML. The policy's own text: its addresses (a runbook)
+    and emoji stay live (`md_escape`)."""
     return "".join(
-        f"`{p}`" if is_code else md_escape(p)
+        f"`{p}`" if is_code else md_escape(p, links=True)
         for is_code, p in display.code_spans(shorten(fold(text)))
     )
 

@@ -25,6 +25,7 @@ from urllib.parse import urlencode
 
 from auditor.common import paths
 from auditor.common.dates import date_ranges
+from auditor.common.escape import shorten, show_value
 from auditor.errors import ApiError, DataError
 from auditor.fetch.client import PlatformClient
 from auditor.fetch.paging import Item, Listing, Page, cursor_paging, refuse_repaired
@@ -260,7 +261,7 @@ class AnalyticsReader:
                     f"users sent on earlier pages, and the listing went on: paging makes no "
                     f"progress ({page.where})"
                 )
-            self._quality.add_duplicates(page, listing, lambda r: f"user {r.get('user_id')}")
+            self._quality.add_duplicates(page, listing, lambda r: f"user {_who(r)}")
             fresh = 0
             here: set[str] = set()  # the users of this page
             for index, raw in enumerate(page.items):
@@ -287,7 +288,7 @@ class AnalyticsReader:
                     sent[user] = raw
                     here.add(user)
                 fresh += 1
-                item = f"user {user} on {shown}"
+                item = f"user {_who(raw)} on {shown}"
                 base = paths.join("$.data", index)
                 users.append(self._tolerate(raw, USERS, base, item, page.where))
             stalled = [*stalled, page.number] if page.items and not fresh else []
@@ -295,3 +296,10 @@ class AnalyticsReader:
         # the day's request, as its warnings name it (an empty listing has no page to name)
         where = f"GET {self._client.base_url}{listing.path}?{urlencode(_query(day, day))}"
         return DayRows(day.isoformat(), USERS, self._redactor.redact_json(users), where)
+
+
+def _who(row: Item) -> str:
+    """How a warning names a `/users` row: its `user_id` as sent, one that is no text as its
+    JSON (`null`, `["u-1"]`; it was Python's `None`, `['u-1']`: tester T95 #5)."""
+    user = row.get("user_id")
+    return user if isinstance(user, str) else shorten(show_value(user), 80)

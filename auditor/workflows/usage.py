@@ -184,21 +184,26 @@ def _kept_users(rows: DayRows, stored: JSON, quality: DataQuality) -> JSON:
     new = rows.data
     if not isinstance(stored, list) or not isinstance(new, list):
         return new
-    before = {u.get("user_id"): u for u in stored if isinstance(u, dict)}
-    sent = {u.get("user_id") for u in new if isinstance(u, dict)}
-    left_out = [u for u in stored if isinstance(u, dict) and u.get("user_id") not in sent]
+    # Only a row with a text `user_id` is matched with its stored one; rows without one (the
+    # API sent a number or null: read as absent) cannot be, and are taken as sent, replacing
+    # the stored ones without: matched as one user `None`, each got every user's largest
+    # figures on every re-fetch (tester T95 #2)
+    before = {uid: u for u in stored if (uid := _user_id(u)) is not None}
+    sent = {_user_id(u) for u in new} - {None}
+    left_out = [u for u in stored if (uid := _user_id(u)) is not None and uid not in sent]
     merged: list[JSON] = []
     notes: list[str] = []
     changed: list[str] = []
     for user in new:
-        was = before.get(user.get("user_id")) if isinstance(user, dict) else None
+        uid = _user_id(user)
+        was = before.get(uid) if uid is not None else None
         # (a row sent as stored merges into itself, with nothing to say: not walked)
         if not isinstance(user, dict) or not isinstance(was, dict) or was == user:
             merged.append(user)
             continue
         merge = _Merge()
         merged.append(merge.row(was, user))
-        who = str(user.get("user_id"))
+        who = str(uid)
         notes += [f"user {shorten(who, 80)!r}: {note}" for note in merge.notes]
         changed += [f"user {shorten(who, 80)!r}: {note}" for note in merge.changed]
     where, item = rows.where, f"{USERS} {rows.day}"
@@ -219,6 +224,12 @@ def _kept_users(rows: DayRows, stored: JSON, quality: DataQuality) -> JSON:
     if not left_out and not notes:
         return merged
     return sorted([*merged, *left_out], key=lambda u: str(u.get("user_id")))
+
+
+def _user_id(row: JSON) -> str | None:
+    """A `/users` row's `user_id`, when it is text (None: no row, or no usable id)."""
+    uid = row.get("user_id") if isinstance(row, dict) else None
+    return uid if isinstance(uid, str) else None
 
 
 #: How many of a warning's kept values are named (the others are counted).

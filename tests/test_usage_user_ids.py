@@ -1,0 +1,53 @@
+"""`/users` rows whose `user_id` is no text (a number, null, a list): read as absent with a
+warning naming the row by its JSON, never matched together on a re-fetch (tester T95 #2,
+#5). Matched as one user `None`, every stored row took the largest figures of any user and the
+union of everyone's languages, with a false "sent less" warning, though the service sent the
+same data both nights."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditor.common.jsonutil import loads
+from auditor.emulator import data_analytics, start_emulator
+from tests.conftest import FIXED_NOW, emulator_env, run_cli
+
+TOKEN = "tok-0123456789abcdef0123456789abcdef"
+
+
+def _users(state: Path) -> dict[str, list[Any]]:
+    with sqlite3.connect(state) as db:
+        rows = db.execute("SELECT day, data FROM analytics_days WHERE series = 'users'")
+        return {day: loads(data) for day, data in rows}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("given", "shown"), [("number", "user 7"), ("null", "user null")])
+def test_users_without_a_text_id_are_kept_as_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, shown: str
+) -> None:
+    user_row = data_analytics.user_row
+
+    def row(facts: Any, user: Any) -> Any:
+        out = user_row(facts, user)
+        number = int(out["user_id"][-4:], 16) % 1000 if given == "number" else None
+        return {**out, "user_id": 7 if out["user_id"] == FIRST else number}
+
+    FIRST = data_analytics.analytics_users()[0]["user_id"]
+    monkeypatch.setattr(data_analytics, "user_row", row)
+    state = tmp_path / "state.db"
+    with start_emulator(tokens={TOKEN: "owner"}, now=FIXED_NOW, revisions=12, repos=2) as emu:
+        env = emulator_env(emu, state, TOKEN)
+        code, out, err = run_cli(["sync"], env, tmp_path)
+        assert code == 0, err
+        assert f"({shown} on " in out + err  # as JSON, not Python's repr (`None`)
+        first = _users(state)
+        code, out, err = run_cli(["sync"], env, tmp_path)
+    assert code == 0, err
+    assert "sent less" not in out + err
+    assert "'None'" not in out + err
+    assert _users(state) == first  # the same answer: the same rows, none merged into another

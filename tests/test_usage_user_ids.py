@@ -51,3 +51,34 @@ def test_users_without_a_text_id_are_kept_as_sent(
     assert "sent less" not in out + err
     assert "'None'" not in out + err
     assert _users(state) == first  # the same answer: the same rows, none merged into another
+
+
+@pytest.mark.e2e
+def test_a_day_series_answer_without_meta_is_read_and_users_pages_need_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`meta` is not read for the day series (a wrong `start_date` was taken as sent): an
+    answer without it is read too, where it failed the whole sync, readiness reports and all
+    (tester T95 #3). /users pages by `meta.has_more`: a page without it is an error naming it."""
+    from auditor.emulator import endpoints_analytics
+
+    faulted = endpoints_analytics.faulted
+
+    def without_meta(users_too: bool) -> Any:
+        def strip(body: Any) -> Any:
+            paged = "has_more" in body["meta"]  # a /users page
+            return {k: v for k, v in body.items() if k != "meta" or (paged and not users_too)}
+
+        return lambda req, kind, page, build: faulted(req, kind, page, lambda k: strip(build(k)))
+
+    state = tmp_path / "state.db"
+    with start_emulator(tokens={TOKEN: "owner"}, now=FIXED_NOW, revisions=12, repos=2) as emu:
+        env = emulator_env(emu, state, TOKEN)
+        monkeypatch.setattr(endpoints_analytics, "faulted", without_meta(users_too=False))
+        code, out, err = run_cli(["sync"], env, tmp_path)
+        assert code == 0, err
+        assert "30 of 30 days stored" in out
+        monkeypatch.setattr(endpoints_analytics, "faulted", without_meta(users_too=True))
+        code, out, err = run_cli(["sync"], env, tmp_path)
+    assert code == 2
+    assert "missing required key 'meta'" in err and "analytics/users" in err, err

@@ -41,6 +41,7 @@ DAY_SERIES = ("tokens", "tools", "activity", "productivity")
 USERS = "users"
 ALL_SERIES = (*DAY_SERIES, USERS)
 PAGE_SCHEMA = "api-analytics-page.schema.json"
+USERS_PAGE_SCHEMA = "api-analytics-users-page.schema.json"
 #: The breakdowns of a day row and the fields naming each entry: an entry is the same entry in
 #: another answer (a re-fetch) when these are, and one named twice in a row is sent twice.
 BREAKDOWN_KEYS: dict[str, tuple[str, ...]] = {
@@ -106,7 +107,7 @@ USERS_LISTING = Listing(
     name="analytics users",
     path=f"{ANALYTICS_PATH}/users",
     on_app=False,
-    schema=PAGE_SCHEMA,
+    schema=USERS_PAGE_SCHEMA,
     items="data",
     token_param="cursor",
     next_token=cursor_paging("meta", "has_more", "next_cursor"),

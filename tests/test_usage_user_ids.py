@@ -82,3 +82,24 @@ def test_a_day_series_answer_without_meta_is_read_and_users_pages_need_it(
         code, out, err = run_cli(["sync"], env, tmp_path)
     assert code == 2
     assert "missing required key 'meta'" in err and "analytics/users" in err, err
+
+
+@pytest.mark.e2e
+def test_an_analytics_refusal_echoing_the_token_names_it_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 403 whose detail echoes the caller's token reads `[token]` in the sync's summary and
+    the run's reports, as every other error names it, not as its marker (tester T95 #4)."""
+    from auditor.emulator import endpoints_analytics
+    from auditor.emulator.endpoints import Problem
+
+    def refused(req: Any, kind: str, page: int, build: Any) -> Any:
+        raise Problem(403, f"token {TOKEN} lacks the analytics role")
+
+    monkeypatch.setattr(endpoints_analytics, "faulted", refused)
+    with start_emulator(tokens={TOKEN: "owner"}, now=FIXED_NOW, revisions=12, repos=2) as emu:
+        env = emulator_env(emu, tmp_path / "state.db", TOKEN)
+        code, out, err = run_cli(["sync"], env, tmp_path)
+    assert code == 0, err
+    assert "403 Forbidden: token [token] lacks the analytics role" in out
+    assert TOKEN not in out + err and "[secret" not in out

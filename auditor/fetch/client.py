@@ -91,6 +91,14 @@ class PlatformClient:
             client = self._client(self.app_url, headers, timeout, transport)
             self._reports = Requester(client, policy, self.redactor, budget, secrets)
 
+    def named(self, text: str, redactor: Redactor) -> str:
+        """`text` (redacted by `redactor`) with the marker of this client's token (and its
+        proxy's password) reading `[token]`, as an error names them: a fingerprint and
+        length of the caller's own token tell nothing a reader needs."""
+        for secret in self._tokens:
+            text = text.replace(redactor.marker(secret), "[token]")
+        return text
+
     def shown(self, url: str) -> str:
         """A service address as the sync records it (`shown_address`, this client's token
         `[token]`)."""

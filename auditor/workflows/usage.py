@@ -108,7 +108,7 @@ def sync_usage(
                 fetched.add(rows.day)
             progress(f"usage: {first}..{last}, {len(fetched)} days")
     except AnalyticsDenied as exc:
-        detail = store.redactor.redact_shown(str(exc))
+        detail = client.named(store.redactor.redact_shown(str(exc)), store.redactor)
         store.set_analytics_access("denied", detail)
         return UsageSync("denied", detail, (start, end), requests=reader.requests)
     store.set_analytics_access("ok", f"{start}..{end}")

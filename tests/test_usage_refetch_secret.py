@@ -25,6 +25,16 @@ TOKEN = "tok-0123456789abcdef0123456789abcdef"
 V = "Qm7vLp2XzR9kT4wN8bY3"  # no detector sees it by its form: only what names it does
 
 
+def _name_v_an_api_key(emu: Any) -> None:
+    """A new revision whose custom model's `apiKey` is V: the next sync learns it."""
+    last = emu.dataset.history[-1]
+    settings = copy.deepcopy(last["settings"])
+    settings.setdefault("customModels", []).append(
+        {"id": "custom:x", "model": "x", "provider": "openai", "apiKey": V}
+    )
+    emu.dataset.history.append({**last, "revision": last["revision"] + 1, "settings": settings})
+
+
 @pytest.mark.e2e
 def test_a_secret_learned_leaves_no_copy_in_the_days_fetched_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -43,12 +53,7 @@ def test_a_secret_learned_leaves_no_copy_in_the_days_fetched_again(
         code, out, err = run_cli(["sync"], env, tmp_path)
         assert code == 0, err
         assert V.encode() in state.read_bytes()  # stored as sent: nothing named it a secret
-        last = emu.dataset.history[-1]
-        settings = copy.deepcopy(last["settings"])
-        settings.setdefault("customModels", []).append(
-            {"id": "custom:x", "model": "x", "provider": "openai", "apiKey": V}
-        )
-        emu.dataset.history.append({**last, "revision": last["revision"] + 1, "settings": settings})
+        _name_v_an_api_key(emu)
         code, out, err = run_cli(["sync"], env, tmp_path)
         assert code == 0, err
         assert "2 fetched again" in out
@@ -120,12 +125,7 @@ def test_a_state_file_left_with_such_a_copy_is_repaired_on_the_next_sync(tmp_pat
     state = tmp_path / "state.db"
     with start_emulator(tokens={TOKEN: "owner"}, now=FIXED_NOW, revisions=12, repos=2) as emu:
         env = emulator_env(emu, state, TOKEN)
-        last = emu.dataset.history[-1]
-        settings = copy.deepcopy(last["settings"])
-        settings.setdefault("customModels", []).append(
-            {"id": "custom:x", "model": "x", "provider": "openai", "apiKey": V}
-        )
-        emu.dataset.history.append({**last, "revision": last["revision"] + 1, "settings": settings})
+        _name_v_an_api_key(emu)
         code, _, err = run_cli(["sync"], env, tmp_path)
         assert code == 0 and V.encode() not in state.read_bytes(), err
         with sqlite3.connect(state) as db:  # as the earlier build left it

@@ -47,3 +47,29 @@ def test_a_token_in_a_comment_is_never_in_the_copy(text: str) -> None:
         return  # refused: cited by its marker's digest, never copied
     assert TOKEN not in copy
     assert copy != text
+
+
+def _rule(description: str) -> str:
+    return (
+        "rules:\n  - id: X-001\n    title: Sandbox on\n    severity: low\n    target: settings\n"
+        + description
+        + "    assert: {path: sandbox.enabled, equals: true}\n"
+    )
+
+
+#: A NEL, LS or PS, which the loader's C parser reads as line breaks and the compose that
+#: places each scalar does not, around a token (reviewer R84 #1: each was copied as written).
+ODD = {
+    "block header comment, NEL": _rule(f"    description: | # c\x85      see {TOKEN}\n      m\n"),
+    "block header comment, LS": _rule(f"    description: | # c\u2028      see {TOKEN}\n      m\n"),
+    "block header comment, PS": _rule(f"    description: | # c\u2029      see {TOKEN}\n      m\n"),
+    "folded header comment, NEL": _rule(f"    description: > # c\x85      see {TOKEN}\n      m\n"),
+    "block header, NEL": _rule(f"    description: |\x85      see {TOKEN}\n      m\n"),
+    "comment before the value, NEL": _rule(f"    description: # c\x85      see {TOKEN}\n"),
+    "comment before a key, NEL": _rule(f"    description: x # c\x85    remediation: {TOKEN}\n"),
+}
+
+
+@pytest.mark.parametrize("text", ODD.values(), ids=ODD.keys())
+def test_a_token_behind_a_line_break_parsers_read_differently_is_never_copied(text: str) -> None:
+    test_a_token_in_a_comment_is_never_in_the_copy(text)

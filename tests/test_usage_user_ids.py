@@ -64,10 +64,15 @@ def test_a_day_series_answer_without_meta_is_read_and_users_pages_need_it(
 
     faulted = endpoints_analytics.faulted
 
-    def without_meta(users_too: bool) -> Any:
+    def without_meta(users_too: bool, odd: Any = ...) -> Any:
+        """Day series' `meta` left out (or `odd` in its place); /users' too if `users_too`."""
+
         def strip(body: Any) -> Any:
             paged = "has_more" in body["meta"]  # a /users page
-            return {k: v for k, v in body.items() if k != "meta" or (paged and not users_too)}
+            if paged and not users_too:
+                return body
+            kept = {k: v for k, v in body.items() if k != "meta"}
+            return kept if odd is ... else {**kept, "meta": odd}
 
         return lambda req, kind, page, build: faulted(req, kind, page, lambda k: strip(build(k)))
 
@@ -78,6 +83,11 @@ def test_a_day_series_answer_without_meta_is_read_and_users_pages_need_it(
         code, out, err = run_cli(["sync"], env, tmp_path)
         assert code == 0, err
         assert "30 of 30 days stored" in out
+        # nor is an odd `meta` checked (reviewer R84 #2): each day fetched again reads it
+        for odd in (None, {"has_more": "no", "next_cursor": 0}):
+            monkeypatch.setattr(endpoints_analytics, "faulted", without_meta(False, odd))
+            code, out, err = run_cli(["sync"], env, tmp_path)
+            assert code == 0 and "2 fetched again" in out, err
         monkeypatch.setattr(endpoints_analytics, "faulted", without_meta(users_too=True))
         code, out, err = run_cli(["sync"], env, tmp_path)
     assert code == 2

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from auditor.errors import PolicyError
 from auditor.models import SourceLocation
@@ -880,8 +880,14 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
 
     read = load_text(text, file)  # a file the loader refuses: its PolicyError
     data = plain(read.data, read)  # an unquoted time as the text written, as the loader reads it
-    if not rules and _unchanged(text, data, redact):
+    clean = _unchanged(text, data, redact)
+    if clean and not rules:
         return text  # (no node is composed: a 600 KB model took 8 s, for nothing to hide)
+    if _ODD_BREAK.search(text):
+        # The loader's C parser reads NEL, U+2028 and U+2029 as line breaks, the compose that
+        # places each scalar does not: a value or a comment is not where the copy would cut
+        # it (reviewer R84 #1: a block scalar's header ending in NEL left its token in clear)
+        _refused(file, "and a line break YAML parsers read differently (NEL, U+2028, U+2029)")
     root = yamlparse.compose(text, pure=True)
     every = _every_literal(redact, rules or {})
     by_node, by_parts = _shown_by_node(root, redact, every, rules or {})
@@ -926,8 +932,10 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
         # a comment judges nothing: every secret and every rule's literal hidden in it
         if (out := every(text[m.start() : end])) != text[m.start() : end]:
             edits[m.start()] = (end, out.replace("\n", " "))
-    if not edits:
+    if not edits and clean:
         return text
+    # (no edit, though something is to hide: the copy, the text as written, is read back and
+    # compared as any copy is, so a value no rewrite reached is refused, never copied)
     pieces, done = [], 0
     for start in sorted(edits):
         end, new = edits[start]
@@ -941,13 +949,22 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     except PolicyError:
         same = False
     if not same:
-        from auditor.models import SourceLocation
-        from auditor.policy.yamlsafe import problem
-
-        where = SourceLocation(file, 1, 1)
-        why = "holds what looks like a secret where it cannot be copied redacted"
-        raise PolicyError([problem(where, "", f"{why} (write each such value as a quoted string)")])
+        _refused(file)
     return copy
+
+
+_ODD_BREAK = re.compile("[\x85\u2028\u2029]")
+
+
+def _refused(file: str, also: str = "") -> NoReturn:
+    """PolicyError: `file` cannot be copied with its secrets as markers (the caller cites it by
+    its marker's digest; `export` refuses it)."""
+    from auditor.policy.yamlsafe import problem
+
+    why = "holds what looks like a secret where it cannot be copied redacted"
+    why = f"{why} {also}" if also else why
+    fix = "write each such value as a quoted string, on plain line breaks"
+    raise PolicyError([problem(SourceLocation(file, 1, 1), "", f"{why} ({fix})")])
 
 
 # Every `#` is taken for a comment's start where it is outside every scalar: the loader reads

@@ -96,10 +96,11 @@ def _stored(state: Path) -> tuple[list[Any], list[Any]]:
             "correct_horse_battery_staple",
         ),
         ("401: token correct-horse-battery-staple", "401: token [secret fp:", "correct-horse"),
-        # the caller's own token, raw and base64, stays hidden
+        # the caller's own token, raw and base64, stays hidden: raw, named `[token]`, as
+        # every error names it (tester T95 #4); its base64 as that text's marker
         (
             f"bad token {TOKEN} ({base64.b64encode(TOKEN.encode()).decode()})",
-            "bad token [secret fp:",
+            "bad token [token] ([secret fp:",
             TOKEN,
         ),
     ],

@@ -7,6 +7,8 @@ the file as written when it holds the token: either a copy with it as its marker
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from auditor.errors import PolicyError
@@ -73,3 +75,72 @@ ODD = {
 @pytest.mark.parametrize("text", ODD.values(), ids=ODD.keys())
 def test_a_token_behind_a_line_break_parsers_read_differently_is_never_copied(text: str) -> None:
     test_a_token_in_a_comment_is_never_in_the_copy(text)
+
+
+def _check(text: str) -> None:
+    """As `test_a_token_in_a_comment_is_never_in_the_copy`, for any form."""
+    test_a_token_in_a_comment_is_never_in_the_copy(text)
+
+
+#: No scalar, no comment: a directive and a tag handle, which a copy cannot write as a marker
+#: (reviewer R85 #1: each copied as written, the file cited by its own sha256).
+DIRECTIVES = {
+    "tag handle": f"%TAG !{TOKEN}! tag:yaml.org,2002:\n---\n"
+    + _rule(f"    description: !{TOKEN}!str plain\n"),
+    "unused tag prefix": f"%TAG !e! tag:{TOKEN}\n---\n" + _rule("    description: plain\n"),
+    "reserved directive": f"%FOO {TOKEN}\n---\n" + _rule("    description: plain\n"),
+}
+
+
+@pytest.mark.parametrize("text", DIRECTIVES.values(), ids=DIRECTIVES.keys())
+def test_a_token_in_a_directive_or_a_tag_is_never_copied(text: str) -> None:
+    _check(text)
+
+
+def test_an_emoji_escaped_as_a_surrogate_pair_beside_a_token_is_no_crash() -> None:
+    """`json.dump`'s `\\ud83d\\ude00` in the string holding a token: the copy is refused or
+    hides it, never an unexpected UnicodeEncodeError, exit 2 (reviewer R85 #3)."""
+    _check(
+        '{"rules": [{"id": "X-001", "title": "\\ud83d\\ude00 ' + TOKEN + '", "severity": '
+        '"low", "target": "settings", "assert": {"path": "a", "equals": 1}}]}'
+    )
+
+
+def test_a_json_file_with_a_line_separator_is_copied_with_its_token_hidden() -> None:
+    """JSON is read as JSON, where U+2028 is a character of a string: such a file is copied,
+    its token as its marker, not refused as a YAML file is (reviewer R85 #4)."""
+    text = (
+        '{"rules": [{"id": "X-001", "title": "a\u2028b", "description": "' + TOKEN + '", '
+        '"severity": "low", "target": "settings", "assert": {"path": "a", "equals": 1}}]}'
+    )
+    redactor = Redactor(b"k" * 16)
+    found: dict[str, list[str]] = {}
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.json")], found), found)
+    copy = redacted_source(text, "m.json", redact)
+    assert TOKEN not in copy and "a\u2028b" in copy
+
+
+def test_a_rules_literal_is_hidden_in_a_file_the_pure_parser_refuses(tmp_path: Path) -> None:
+    """A tab after `severity:` (the C parser reads it, the pure one refuses it): the copy was
+    the file as written, a rule's secret literal in clear (reviewer R85 #2)."""
+    from auditor.policy.loader import load_policies
+    from auditor.policy.redacted import hidden_literals, rule_literals
+
+    leaked = "orange-leaked-battery-424242-staple"
+    text = (
+        "rules:\n  - id: DEPLOY-KEY-GONE\n    title: the leaked deploy key is nowhere\n"
+        f"    severity:\thigh\n    target: settings\n    description: the key {leaked} leaked\n"
+        f"    assert: {{path: env.DEPLOY_KEY, not_equals: {leaked}}}\n"
+    )
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    policy = load_policies([path])
+    redactor = Redactor(b"k" * 16)
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, str(path))]))
+    rules = rule_literals(redactor, hidden_literals(policy), policy.files[0].rule_ids)
+    assert rules, "the literal is one to hide"
+    try:
+        copy = redacted_source(text, str(path), redact, rules)
+    except PolicyError:
+        return
+    assert leaked not in copy

@@ -883,13 +883,20 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     clean = _unchanged(text, data, redact)
     if clean and not rules:
         return text  # (no node is composed: a 600 KB model took 8 s, for nothing to hide)
-    if _ODD_BREAK.search(text):
+    every = _every_literal(redact, rules or {})
+    is_json = yamlparse.is_json(text)
+    if _ODD_BREAK.search(text) and not is_json:
         # The loader's C parser reads NEL, U+2028 and U+2029 as line breaks, the compose that
         # places each scalar does not: a value or a comment is not where the copy would cut
-        # it (reviewer R84 #1: a block scalar's header ending in NEL left its token in clear)
+        # it (reviewer R84 #1: a block scalar's header ending in NEL left its token in clear).
+        # JSON is read as JSON, where they are characters of a string (R85 #4).
         _refused(file, "and a line break YAML parsers read differently (NEL, U+2028, U+2029)")
+    for m in _DIRECTIVE_OR_TAG.finditer(text):
+        if not is_json and every(m.group()) != m.group():
+            # a YAML directive or a node's tag is no scalar: no marker can stand there, and
+            # it was copied as written (R85 #1: `%TAG !ghp_…! tag:yaml.org,2002:`)
+            _refused(file, "in a YAML directive or tag")
     root = yamlparse.compose(text, pure=True)
-    every = _every_literal(redact, rules or {})
     by_node, by_parts = _shown_by_node(root, redact, every, rules or {})
     shown = _Local(redact, by_node)
     times = _time_texts(root, data)  # an unquoted time's node: the text the loader reads
@@ -932,7 +939,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
         # a comment judges nothing: every secret and every rule's literal hidden in it
         if (out := every(text[m.start() : end])) != text[m.start() : end]:
             edits[m.start()] = (end, out.replace("\n", " "))
-    if not edits and clean:
+    if not edits and clean and not rules:
         return text
     # (no edit, though something is to hide: the copy, the text as written, is read back and
     # compared as any copy is, so a value no rewrite reached is refused, never copied)
@@ -946,7 +953,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     try:
         again = load_text(copy, file)
         same = plain(again.data, again) == expected
-    except PolicyError:
+    except (PolicyError, UnicodeError):  # (a lone surrogate written raw: R85 #3)
         same = False
     if not same:
         _refused(file)
@@ -954,6 +961,9 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
 
 
 _ODD_BREAK = re.compile("[\x85\u2028\u2029]")
+# A directive's line (`%TAG !e! tag:…`, `%YAML 1.2`) and each tag or tag handle (`!e!str`,
+# `!<tag:…>`), in or out of a scalar (a superset: one in a scalar is checked with it).
+_DIRECTIVE_OR_TAG = re.compile(r"^%[^\r\n\x85\u2028\u2029]*|![^\s,\[\]{}]*", re.M)
 
 
 def _refused(file: str, also: str = "") -> NoReturn:
@@ -999,6 +1009,8 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
     if MARKER_START in text:
         return False
     if any(redact(value) != value for _, value, _ in all_strings(data, ())):
+        return False
+    if any(redact(m.group()) != m.group() for m in _DIRECTIVE_OR_TAG.finditer(text)):
         return False
     for m in _COMMENT.finditer(text):
         comment = text[m.start() : _line_end(text, m.start())]

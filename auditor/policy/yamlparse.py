@@ -114,6 +114,12 @@ def _pairs_joined(value: Any) -> Any:
     return value
 
 
+def is_json(text: str) -> bool:
+    """Whether `parse` reads `text`, which the loader took within its limits, as JSON (its
+    strings as JSON's: a NEL is a character of one, no line break)."""
+    return _json_data(text, 2**31, 2**62) is not None
+
+
 def _json_data(text: str, max_depth: int, max_nodes: int) -> tuple[Any] | None:
     """The data of `text` read as JSON, or None when it is not JSON a YAML read would give
     the same data for, or would refuse (a duplicate key, a lone surrogate, `NaN`, a number
@@ -170,7 +176,7 @@ def compose(text: str, *, pure: bool) -> Node | None:
     characters that YAML refuses (only in its strings) are read as `?`, one for one, so the
     positions stay; JSON that no YAML parser composes has no positions (the file's start)."""
     text = _NOT_YAML.sub("?", text)
-    for parser in (pure, True):
+    for parser in (pure, not pure):  # (the other parser when the first refuses: R85 #2)
         try:
             node: Node | None = YAML(typ="safe", pure=parser).compose(text)
         except (YAMLError, ValueError):  # ValueError: see `parse`

@@ -144,3 +144,52 @@ def test_a_rules_literal_is_hidden_in_a_file_the_pure_parser_refuses(tmp_path: P
     except PolicyError:
         return
     assert leaked not in copy
+
+
+#: A `!` or `%` in a scalar or a comment beside a token is the scalar's or the comment's: the
+#: copy hides the token there, never refused as a tag (reviewer R86 #1).
+BANGS = {
+    "hash-bang URL": _rule(f'    description: "https://ci.example.com/#!/login?token={TOKEN}"\n'),
+    "bang in quotes": _rule(f'    description: "Hello!{TOKEN}"\n'),
+    "bang in a comment": _rule("    description: plain  # rotated!" + TOKEN + "\n"),
+    "negative look-ahead": _rule(f'    description: "^(?!{TOKEN}$)"\n'),
+}
+
+
+@pytest.mark.parametrize("text", BANGS.values(), ids=BANGS.keys())
+def test_a_bang_beside_a_token_in_a_scalar_or_comment_is_copied_hidden(text: str) -> None:
+    redactor = Redactor(b"k" * 16)
+    found: dict[str, list[str]] = {}
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.yaml")], found), found)
+    copy = redacted_source(text, "m.yaml", redact)  # never refused
+    assert TOKEN not in copy and "[secret fp:" in copy
+
+
+#: A directive after a byte-order mark or a lone CR (no `\n` before it), and a reserved one,
+#: whose words are no part of the scanner's value (reviewer R86 #2: each copied as written).
+DIRECTIVE_FORMS = {
+    "after a byte-order mark": f"\ufeff%TAG !e! tag:{TOKEN}\n---\n" + _rule(""),
+    "reserved, after a byte-order mark": f"\ufeff%FOO {TOKEN}\n---\n" + _rule(""),
+    "CR line ends": (f"%YAML 1.1\n%TAG !e! tag:{TOKEN}\n---\n" + _rule("")).replace("\n", "\r"),
+    "reserved, CRLF": (f"%FOO {TOKEN}\n---\n" + _rule("")).replace("\n", "\r\n"),
+}
+
+
+@pytest.mark.parametrize("text", DIRECTIVE_FORMS.values(), ids=DIRECTIVE_FORMS.keys())
+def test_a_token_in_any_directive_form_is_never_copied(text: str) -> None:
+    _check(text)
+
+
+def test_a_json_string_holding_a_line_separator_and_a_token_is_copied_hidden() -> None:
+    """`json.dumps(ensure_ascii=False)` writes a U+2028 raw: the string holding it and a token
+    is copied with its marker, not refused (reviewer R86 #4)."""
+    text = (
+        '{"rules": [{"id": "X-001", "title": "t", "description": "line one\u2028key '
+        + TOKEN
+        + '", "severity": "low", "target": "settings", "assert": {"path": "a", "equals": 1}}]}'
+    )
+    redactor = Redactor(b"k" * 16)
+    found: dict[str, list[str]] = {}
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.json")], found), found)
+    copy = redacted_source(text, "m.json", redact)
+    assert TOKEN not in copy and "line one\u2028key [secret fp:" in copy

@@ -876,7 +876,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
 
     from auditor.policy import yamlparse
     from auditor.policy.loader import plain
-    from auditor.policy.yamlsafe import load_text
+    from auditor.policy.yamlsafe import load_text, mark_index
 
     read = load_text(text, file)  # a file the loader refuses: its PolicyError
     data = plain(read.data, read)  # an unquoted time as the text written, as the loader reads it
@@ -891,11 +891,10 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
         # it (reviewer R84 #1: a block scalar's header ending in NEL left its token in clear).
         # JSON is read as JSON, where they are characters of a string (R85 #4).
         _refused(file, "and a line break YAML parsers read differently (NEL, U+2028, U+2029)")
-    for m in _DIRECTIVE_OR_TAG.finditer(text):
-        if not is_json and every(m.group()) != m.group():
-            # a YAML directive or a node's tag is no scalar: no marker can stand there, and
-            # it was copied as written (R85 #1: `%TAG !ghp_…! tag:yaml.org,2002:`)
-            _refused(file, "in a YAML directive or tag")
+    if not is_json and _held_by_directive_or_tag(text, every):
+        # a YAML directive or a node's tag is no scalar: no marker can stand there, and it
+        # was copied as written (R85 #1: `%TAG !ghp_…! tag:yaml.org,2002:`)
+        _refused(file, "in a YAML directive or tag")
     root = yamlparse.compose(text, pure=True)
     by_node, by_parts = _shown_by_node(root, redact, every, rules or {})
     shown = _Local(redact, by_node)
@@ -904,7 +903,8 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     spans: list[tuple[int, int]] = []
     for node in _scalars(root):
         shown.node = id(node)
-        start, end = node.start_mark.index, node.end_mark.index
+        # (the C parser's marks leave out a byte-order mark: R86 #3)
+        start, end = mark_index(node.start_mark, text), mark_index(node.end_mark, text)
         written = text[start:end]
         props = re.match(r"(?:[&!]\S*\s+)*", written)
         keep = props.end() if props else 0
@@ -914,6 +914,8 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             header = text[start + keep : content].rstrip("\n")
         spans.append((content, end))
         value = times.get(id(node), node.value)
+        if is_json and written.startswith('"'):  # its string as JSON reads it (the compose
+            value = json.loads(written)  # read a U+2028 in it as `?`: R86 #4)
         if node.tag not in _TEXT_TAGS or (out := shown(value)) == value:
             continue
         note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
@@ -961,9 +963,51 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
 
 
 _ODD_BREAK = re.compile("[\x85\u2028\u2029]")
-# A directive's line (`%TAG !e! tag:…`, `%YAML 1.2`) and each tag or tag handle (`!e!str`,
-# `!<tag:…>`), in or out of a scalar (a superset: one in a scalar is checked with it).
-_DIRECTIVE_OR_TAG = re.compile(r"^%[^\r\n\x85\u2028\u2029]*|![^\s,\[\]{}]*", re.M)
+# Where a directive (`%TAG !e! tag:…`, to its line's end) or a tag (`!e!str`, `!<tag:…>`) may
+# be: every `%` and `!` run, in or out of a scalar or a comment, after a byte-order mark or a
+# lone CR too (a superset, cheap: `_held_by_directive_or_tag` reads the tokens only when one
+# of these holds what `redact` changes).
+_DIRECTIVE_OR_TAG = re.compile(r"%[^\r\n\x85\u2028\u2029]*|![^\s,\[\]{}]*")
+
+
+def _held_by_directive_or_tag(text: str, redact: Redact) -> bool:
+    """Whether a YAML directive or a node's tag of `text` holds what `redact` changes, told
+    by the scanner's tokens (a `!` or `%` in a scalar or a comment, `"Hello!<token>"`, is the
+    scalar's or the comment's: R86 #1). True when the text cannot be scanned and a `%` or `!`
+    run holds such a thing (it cannot be told: refused, never copied)."""
+    if not any(redact(m.group()) != m.group() for m in _DIRECTIVE_OR_TAG.finditer(text)):
+        return False
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.tokens import DirectiveToken, TagToken
+
+    try:
+        tokens = list(YAML(typ="safe", pure=True).scan(text))
+    except (YAMLError, ValueError):
+        return True
+    from auditor.policy.yamlsafe import mark_index
+
+    for token in tokens:
+        if isinstance(token, DirectiveToken):  # its whole line (a reserved directive's
+            start = mark_index(token.start_mark, text)  # words are no part of its value)
+            words = [text[start : _line_end(text, start)]]
+        elif isinstance(token, TagToken):
+            words = [w for w in _flat(token.value) if isinstance(w, str)]
+            words.append("".join(words))
+        else:
+            continue
+        if any(redact(w) != w for w in words):
+            return True
+    return False
+
+
+def _flat(value: Any) -> Iterator[Any]:
+    """The leaves of a token's value (nested tuples: `('TAG', ('!e!', 'tag:…'))`)."""
+    if isinstance(value, tuple | list):
+        for item in value:
+            yield from _flat(item)
+    else:
+        yield value
 
 
 def _refused(file: str, also: str = "") -> NoReturn:
@@ -1010,7 +1054,7 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
         return False
     if any(redact(value) != value for _, value, _ in all_strings(data, ())):
         return False
-    if any(redact(m.group()) != m.group() for m in _DIRECTIVE_OR_TAG.finditer(text)):
+    if _held_by_directive_or_tag(text, redact):
         return False
     for m in _COMMENT.finditer(text):
         comment = text[m.start() : _line_end(text, m.start())]

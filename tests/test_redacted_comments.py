@@ -193,3 +193,31 @@ def test_a_json_string_holding_a_line_separator_and_a_token_is_copied_hidden() -
     redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.json")], found), found)
     copy = redacted_source(text, "m.json", redact)
     assert TOKEN not in copy and "line one\u2028key [secret fp:" in copy
+
+
+#: A token written after a `!!null` tag: the loader reads None, so no string of the data holds
+#: it and nothing was rewritten (reviewer R87 #1: copied in clear, export exit 0).
+NULLS = {
+    "plain": _rule(f"    remediation: !!null {TOKEN}\n"),
+    "double-quoted": _rule(f'    remediation: !!null "{TOKEN}"\n'),
+    "in a flow mapping": _rule("").replace("equals: true}", f"equals: true, x: !!null {TOKEN}}}"),
+}
+
+
+@pytest.mark.parametrize("text", NULLS.values(), ids=NULLS.keys())
+def test_a_token_behind_a_null_tag_is_never_copied(text: str) -> None:
+    _check(text)
+
+
+@pytest.mark.parametrize("line", ["rotate at 95% usage, key {t}", '"Hello!{t}"'])
+def test_a_percent_or_bang_beside_a_token_in_a_file_only_the_c_parser_reads_is_copied(
+    line: str,
+) -> None:
+    """A tab after `severity:` (the pure scanner refuses it, the C one reads it): a `%` or `!`
+    beside a token in a value is told by the C scanner's tokens, not refused (R87 #2)."""
+    text = _rule(f"    description: {line.format(t=TOKEN)}\n").replace("severity: ", "severity:\t")
+    redactor = Redactor(b"k" * 16)
+    found: dict[str, list[str]] = {}
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.yaml")], found), found)
+    copy = redacted_source(text, "m.yaml", redact)
+    assert TOKEN not in copy and "[secret fp:" in copy

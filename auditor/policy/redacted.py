@@ -913,6 +913,15 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             content = text.find("\n", start + keep, end) + 1 or end
             header = text[start + keep : content].rstrip("\n")
         spans.append((content, end))
+        if (
+            node.tag not in _TEXT_TAGS
+            and "!" in written[:keep]
+            and redact(text[content:end]) != text[content:end]
+        ):
+            # a value an explicit tag reads as another type, its text no part of the data
+            # (`!!null <token>` reads None): no marker can stand there, and it was copied as
+            # written (R87 #1). (A number a secret is remembered as is judged as before.)
+            _refused(file, "in a value of another type than text")
         value = times.get(id(node), node.value)
         if is_json and written.startswith('"'):  # its string as JSON reads it (the compose
             value = json.loads(written)  # read a U+2028 in it as `?`: R86 #4)
@@ -967,6 +976,8 @@ _ODD_BREAK = re.compile("[\x85\u2028\u2029]")
 # be: every `%` and `!` run, in or out of a scalar or a comment, after a byte-order mark or a
 # lone CR too (a superset, cheap: `_held_by_directive_or_tag` reads the tokens only when one
 # of these holds what `redact` changes).
+# An explicit tag of another type than text (`!!null`, `!!int`, `!<tag:yaml.org,2002:null>`).
+_TYPED = re.compile(r"!(?!!str\b)")
 _DIRECTIVE_OR_TAG = re.compile(r"%[^\r\n\x85\u2028\u2029]*|![^\s,\[\]{}]*")
 
 
@@ -979,19 +990,23 @@ def _held_by_directive_or_tag(text: str, redact: Redact) -> bool:
         return False
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
-    from ruamel.yaml.tokens import DirectiveToken, TagToken
 
-    try:
-        tokens = list(YAML(typ="safe", pure=True).scan(text))
-    except (YAMLError, ValueError):
-        return True
     from auditor.policy.yamlsafe import mark_index
 
+    for pure in (True, False):  # (the C scanner reads what the loader's C parser reads:
+        try:  # a tab after `severity:`, which the pure one refuses: R87 #2)
+            tokens = list(YAML(typ="safe", pure=pure).scan(text))
+            break
+        except (YAMLError, ValueError):
+            continue
+    else:
+        return True
     for token in tokens:
-        if isinstance(token, DirectiveToken):  # its whole line (a reserved directive's
-            start = mark_index(token.start_mark, text)  # words are no part of its value)
+        kind = type(token).__name__
+        if kind == "DirectiveToken":  # its whole line (a reserved directive's words are no
+            start = mark_index(token.start_mark, text)  # part of its value)
             words = [text[start : _line_end(text, start)]]
-        elif isinstance(token, TagToken):
+        elif kind == "TagToken":
             words = [w for w in _flat(token.value) if isinstance(w, str)]
             words.append("".join(words))
         else:
@@ -1056,6 +1071,8 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
         return False
     if _held_by_directive_or_tag(text, redact):
         return False
+    if _TYPED.search(text) and redact(text) != text:  # (`!!null <token>`: its text is no
+        return False  # string of the data; the copy's scalars are each looked at: R87 #1)
     for m in _COMMENT.finditer(text):
         comment = text[m.start() : _line_end(text, m.start())]
         if redact(comment) != comment:

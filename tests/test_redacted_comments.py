@@ -201,6 +201,13 @@ NULLS = {
     "plain": _rule(f"    remediation: !!null {TOKEN}\n"),
     "double-quoted": _rule(f'    remediation: !!null "{TOKEN}"\n'),
     "in a flow mapping": _rule("").replace("equals: true}", f"equals: true, x: !!null {TOKEN}}}"),
+    # its escapes spell the token, the text does not (reviewer R88 #1)
+    "an escaped line break": _rule(
+        f'    remediation: !!null "{TOKEN[:20]}\\\n      {TOKEN[20:]}"\n'
+    ),
+    "a unicode escape": _rule(
+        f'    remediation: !!null "{TOKEN[:10]}\\u{ord(TOKEN[10]):04x}{TOKEN[11:]}"\n'
+    ),
 }
 
 
@@ -221,3 +228,24 @@ def test_a_percent_or_bang_beside_a_token_in_a_file_only_the_c_parser_reads_is_c
     redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.yaml")], found), found)
     copy = redacted_source(text, "m.yaml", redact)
     assert TOKEN not in copy and "[secret fp:" in copy
+
+
+def test_a_number_tagged_as_one_is_copied_and_a_bool_of_no_bool_word_is_an_error() -> None:
+    """`!!int 30` beside a token elsewhere is copied, the token hidden (R88 #2: a number's
+    text is its value, judged as before); `!!bool <token>` is an error at its place that
+    does not quote it, where it ended `unexpected KeyError: '<token lowercased>'` (R88 #3)."""
+    from auditor.policy.yamlsafe import load_text
+
+    text = _rule(f"    description: {TOKEN}\n").replace(
+        "severity: low", "severity: low\n    x: !!int 30"
+    )
+    redactor = Redactor(b"k" * 16)
+    found: dict[str, list[str]] = {}
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.yaml")], found), found)
+    copy = redacted_source(text, "m.yaml", redact)
+    assert TOKEN not in copy and "!!int 30" in copy
+    with pytest.raises(PolicyError) as caught:
+        load_text(f"a: !!bool {TOKEN}\n", "p.yaml")
+    said = str(caught.value)
+    assert "p.yaml:1:4: error: $.a: a value tagged `!!bool` is none of its words" in said
+    assert TOKEN.lower() not in said.lower()

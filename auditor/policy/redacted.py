@@ -913,14 +913,13 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             content = text.find("\n", start + keep, end) + 1 or end
             header = text[start + keep : content].rstrip("\n")
         spans.append((content, end))
-        if (
-            node.tag not in _TEXT_TAGS
-            and "!" in written[:keep]
-            and redact(text[content:end]) != text[content:end]
+        if node.tag in _TEXT_IGNORED and any(
+            redact(t) != t for t in (text[content:end], str(node.value))
         ):
-            # a value an explicit tag reads as another type, its text no part of the data
-            # (`!!null <token>` reads None): no marker can stand there, and it was copied as
-            # written (R87 #1). (A number a secret is remembered as is judged as before.)
+            # a value a tag reads as nothing or a bool, its text no part of the data
+            # (`!!null <token>` reads None), as written or as its escapes give it: no marker
+            # can stand there, and it was copied as written (R87 #1, R88 #1). (A number, its
+            # text its value, is judged as before: R88 #2.)
             _refused(file, "in a value of another type than text")
         value = times.get(id(node), node.value)
         if is_json and written.startswith('"'):  # its string as JSON reads it (the compose
@@ -976,8 +975,11 @@ _ODD_BREAK = re.compile("[\x85\u2028\u2029]")
 # be: every `%` and `!` run, in or out of a scalar or a comment, after a byte-order mark or a
 # lone CR too (a superset, cheap: `_held_by_directive_or_tag` reads the tokens only when one
 # of these holds what `redact` changes).
-# An explicit tag of another type than text (`!!null`, `!!int`, `!<tag:yaml.org,2002:null>`).
-_TYPED = re.compile(r"!(?!!str\b)")
+# An explicit tag of another type than text (`!!null`, `!!bool`, `!<tag:yaml.org,2002:null>`),
+# where a tag may start (a superset: `x !y` in prose too).
+_TYPED = re.compile(r"(?:^|(?<=[\s\[{,:?-]))!(?!!str\b)[^\s,\[\]{}]*")
+# The tags whose value is not the text written: whatever it holds is in no string of the data.
+_TEXT_IGNORED = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool"})
 _DIRECTIVE_OR_TAG = re.compile(r"%[^\r\n\x85\u2028\u2029]*|![^\s,\[\]{}]*")
 
 
@@ -1071,8 +1073,8 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
         return False
     if _held_by_directive_or_tag(text, redact):
         return False
-    if _TYPED.search(text) and redact(text) != text:  # (`!!null <token>`: its text is no
-        return False  # string of the data; the copy's scalars are each looked at: R87 #1)
+    if _TYPED.search(text):  # (`!!null <token>`: its text is no string of the data, and
+        return False  # its escapes may spell a token the text does not: R87 #1, R88 #1)
     for m in _COMMENT.finditer(text):
         comment = text[m.start() : _line_end(text, m.start())]
         if redact(comment) != comment:

@@ -629,7 +629,17 @@ def _bad_scalars(text: str, file: str, *, pure: bool) -> list[str]:
             said = _scalar_problem(node, file, render(parts) if parts else "")
             if said:
                 found.append(said)
+        elif node is not None and node.tag == _CORE + "bool" and not _is_bool_word(node.value):
+            # (ruamel's constructor raised KeyError, quoting the value lowercased: a token
+            # there reached stderr as `unexpected KeyError: 'ghp_…'`, R88 #3)
+            said = "a value tagged `!!bool` is none of its words (true, false, yes, no, on, off)"
+            found.append(problem(location(file, node.start_mark), render(parts), said))
     return found or [problem(SourceLocation(file, 1, 1), "", "a value cannot be read")]
+
+
+def _is_bool_word(value: Any) -> bool:
+    """Whether a `!!bool` scalar's text is one the safe constructor reads."""
+    return isinstance(value, str) and value.lower() in SafeConstructor.bool_values
 
 
 class _TextWhereUnreadable(SafeConstructor):
@@ -688,13 +698,13 @@ def _construct(text: str, file: str, *, pure: bool) -> tuple[Any, list[str]]:
         raise PolicyError([_duplicate_problem(file, exc, text)]) from None
     except YAMLError as exc:  # e.g. an unparsable timestamp value
         raise PolicyError([_syntax_problem(file, exc, text, pure=pure)]) from None
-    except ValueError:
+    except (ValueError, KeyError):  # KeyError: a `!!bool` of no bool word (R88 #3)
         unread = _bad_scalars(text, file, pure=pure)
     lenient = YAML(typ="safe", pure=pure)
     lenient.Constructor = _TextWhereUnreadable
     try:
         return lenient.load(text), unread
-    except (YAMLError, ValueError):
+    except (YAMLError, ValueError, KeyError):
         raise PolicyError(unread) from None
 
 

@@ -872,6 +872,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     otherwise than `run` is named by `export` (`notReproduced`: a copy that differs is
     compared)."""
     import bisect
+    import contextlib
     import json
 
     from auditor.policy import yamlparse
@@ -890,11 +891,15 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
         # places each scalar does not: a value or a comment is not where the copy would cut
         # it (reviewer R84 #1: a block scalar's header ending in NEL left its token in clear).
         # JSON is read as JSON, where they are characters of a string (R85 #4).
-        _refused(file, "and a line break YAML parsers read differently (NEL, U+2028, U+2029)")
+        _refused(
+            file,
+            "and a line break YAML parsers read differently (NEL, U+2028, U+2029)",
+            "write plain line breaks",
+        )
     if not is_json and _held_by_directive_or_tag(text, every):
         # a YAML directive or a node's tag is no scalar: no marker can stand there, and it
         # was copied as written (R85 #1: `%TAG !ghp_…! tag:yaml.org,2002:`)
-        _refused(file, "in a YAML directive or tag")
+        _refused(file, "in a YAML directive or tag", "take it out of the directive or tag")
     root = yamlparse.compose(text, pure=True)
     by_node, by_parts = _shown_by_node(root, redact, every, rules or {})
     shown = _Local(redact, by_node)
@@ -920,10 +925,11 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             # (`!!null <token>` reads None), as written or as its escapes give it: no marker
             # can stand there, and it was copied as written (R87 #1, R88 #1). (A number, its
             # text its value, is judged as before: R88 #2.)
-            _refused(file, "in a value of another type than text")
+            _refused(file, "in a value of another type than text", "take it out of that value")
         value = times.get(id(node), node.value)
         if is_json and written.startswith('"'):  # its string as JSON reads it (the compose
-            value = json.loads(written)  # read a U+2028 in it as `?`: R86 #4)
+            with contextlib.suppress(ValueError):  # read a U+2028 in it as `?`: R86 #4; a
+                value = json.loads(written)  # span that is no whole string: the read-back)
         if node.tag not in _TEXT_TAGS or (out := shown(value)) == value:
             continue
         note = re.search(r"[ \t]#.*", header)  # the header's comment, redacted, stays
@@ -971,15 +977,15 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
 
 
 _ODD_BREAK = re.compile("[\x85\u2028\u2029]")
-# Where a directive (`%TAG !e! tag:…`, to its line's end) or a tag (`!e!str`, `!<tag:…>`) may
-# be: every `%` and `!` run, in or out of a scalar or a comment, after a byte-order mark or a
-# lone CR too (a superset, cheap: `_held_by_directive_or_tag` reads the tokens only when one
-# of these holds what `redact` changes).
 # An explicit tag of another type than text (`!!null`, `!!bool`, `!<tag:yaml.org,2002:null>`),
 # where a tag may start (a superset: `x !y` in prose too).
 _TYPED = re.compile(r"(?:^|(?<=[\s\[{,:?-]))!(?!!str\b)[^\s,\[\]{}]*")
 # The tags whose value is not the text written: whatever it holds is in no string of the data.
 _TEXT_IGNORED = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool"})
+# Where a directive (`%TAG !e! tag:…`, to its line's end) or a tag (`!e!str`, `!<tag:…>`) may
+# be: every `%` and `!` run, in or out of a scalar or a comment, after a byte-order mark or a
+# lone CR too (a superset, cheap: `_held_by_directive_or_tag` reads the tokens only when one
+# of these holds what `redact` changes).
 _DIRECTIVE_OR_TAG = re.compile(r"%[^\r\n\x85\u2028\u2029]*|![^\s,\[\]{}]*")
 
 
@@ -1027,14 +1033,15 @@ def _flat(value: Any) -> Iterator[Any]:
         yield value
 
 
-def _refused(file: str, also: str = "") -> NoReturn:
+def _refused(
+    file: str, also: str = "", fix: str = "write each such value as a quoted string"
+) -> NoReturn:
     """PolicyError: `file` cannot be copied with its secrets as markers (the caller cites it by
-    its marker's digest; `export` refuses it)."""
+    its marker's digest; `export` refuses it); `fix`: what to do about it."""
     from auditor.policy.yamlsafe import problem
 
     why = "holds what looks like a secret where it cannot be copied redacted"
     why = f"{why} {also}" if also else why
-    fix = "write each such value as a quoted string, on plain line breaks"
     raise PolicyError([problem(SourceLocation(file, 1, 1), "", f"{why} ({fix})")])
 
 

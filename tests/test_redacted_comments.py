@@ -192,7 +192,7 @@ def test_a_json_string_holding_a_line_separator_and_a_token_is_copied_hidden() -
     found: dict[str, list[str]] = {}
     redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.json")], found), found)
     copy = redacted_source(text, "m.json", redact)
-    assert TOKEN not in copy and "line one\u2028key [secret fp:" in copy
+    assert TOKEN not in copy and "line one\\u2028key [secret fp:" in copy  # (escaped: R85 #5)
 
 
 #: A token written after a `!!null` tag: the loader reads None, so no string of the data holds
@@ -249,3 +249,50 @@ def test_a_number_tagged_as_one_is_copied_and_a_bool_of_no_bool_word_is_an_error
     said = str(caught.value)
     assert "p.yaml:1:4: error: $.a: a value tagged `!!bool` is none of its words" in said
     assert TOKEN.lower() not in said.lower()
+
+
+#: A comment on a directive's line is a comment: its token is hidden there, the file copied
+#: (reviewer R87 #3: refused as a token in the directive). A reserved directive's words are
+#: rewritten from their first `#` on, as a comment is.
+DIRECTIVE_COMMENTS = {
+    "YAML directive": f"%YAML 1.1 # old token {TOKEN}\n---\n" + _rule(""),
+    "reserved directive": f"%FOO bar # old token {TOKEN}\n---\n" + _rule(""),
+    "reserved directive, glued": f"%FOO bar#{TOKEN}\n---\n" + _rule(""),
+    "TAG directive": f"%TAG !e! tag:example.com,2000: # old token {TOKEN}\n---\n" + _rule(""),
+}
+
+
+@pytest.mark.parametrize("text", DIRECTIVE_COMMENTS.values(), ids=DIRECTIVE_COMMENTS.keys())
+def test_a_token_in_a_comment_on_a_directives_line_is_copied_hidden(text: str) -> None:
+    _copied_hidden(text)
+
+
+#: A NEL, U+2028 or U+2029 escaped in the string holding a token: the copy writes it escaped
+#: again, where `json.dumps` wrote it raw and the C parser folded it, so the copy was refused
+#: (reviewer R85 #5).
+ESCAPED_BREAKS = {
+    "\\N": _rule(f'    description: "line one\\N{TOKEN}"\n'),
+    "\\x85": _rule(f'    description: "line one\\x85key {TOKEN}"\n'),
+    "\\L": _rule(f'    description: "line one\\Lkey {TOKEN}"\n'),
+    "\\P": _rule(f'    description: "line one\\Pkey {TOKEN}"\n'),
+    "\\u2028": _rule(f'    description: "line one\\u2028key {TOKEN}"\n'),
+}
+
+
+@pytest.mark.parametrize("text", ESCAPED_BREAKS.values(), ids=ESCAPED_BREAKS.keys())
+def test_an_escaped_line_break_beside_a_token_is_copied_hidden(text: str) -> None:
+    from auditor.policy.yamlsafe import load_text
+
+    copy = _copied_hidden(text)
+    read = load_text(copy, "m.yaml").data["rules"][0]["description"]
+    assert read.startswith("line one") and read[8] in "\x85\u2028\u2029"
+
+
+def _copied_hidden(text: str) -> str:
+    """The copy of `text`: made (never refused), the token hidden as its marker."""
+    redactor = Redactor(b"k" * 16)
+    found: dict[str, list[str]] = {}
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.yaml")], found), found)
+    copy = redacted_source(text, "m.yaml", redact)
+    assert TOKEN not in copy and "[secret fp:" in copy
+    return copy

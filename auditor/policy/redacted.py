@@ -938,7 +938,7 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
         lead = written[:keep]  # its anchor and tag
         if id(node) in times:  # a quoted marker is no time: its `!!timestamp` tag goes
             lead = re.sub(r"!\S*\s+", "", lead)
-        new = lead + json.dumps(out, ensure_ascii=False) + said + written[tail:]
+        new = lead + _double_quoted(out) + said + written[tail:]
         edits[start] = (end, new)
     spans.sort()
     starts = [s for s, _ in spans]
@@ -977,6 +977,18 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
 
 
 _ODD_BREAK = re.compile("[\x85\u2028\u2029]")
+
+
+def _double_quoted(text: str) -> str:
+    """`text` as a YAML double-quoted string: JSON's, with NEL, U+2028 and U+2029 escaped,
+    which `json.dumps` writes raw and the loader's C parser folds as line breaks in a quoted
+    scalar (reviewer R85 #5: a `"\\N"` escape in the string holding a token refused its copy)."""
+    import json
+
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _ODD_BREAK.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
 # An explicit tag of another type than text (`!!null`, `!!bool`, `!<tag:yaml.org,2002:null>`),
 # where a tag may start (a superset: `x !y` in prose too).
 _TYPED = re.compile(r"(?:^|(?<=[\s\[{,:?-]))!(?!!str\b)[^\s,\[\]{}]*")
@@ -1012,8 +1024,10 @@ def _held_by_directive_or_tag(text: str, redact: Redact) -> bool:
     for token in tokens:
         kind = type(token).__name__
         if kind == "DirectiveToken":  # its whole line (a reserved directive's words are no
-            start = mark_index(token.start_mark, text)  # part of its value)
-            words = [text[start : _line_end(text, start)]]
+            start = mark_index(token.start_mark, text)  # part of its value) to its first `#`,
+            words = [text[start : _line_end(text, start)].split("#", 1)[0]]  # from which the
+            # copy's comment pass rewrites it, a comment or not (R87 #3: `%YAML 1.1 # <token>`
+            # was refused as a token in the directive)
         elif kind == "TagToken":
             words = [w for w in _flat(token.value) if isinstance(w, str)]
             words.append("".join(words))

@@ -34,6 +34,7 @@ from auditor.store.file import lock_path
 if TYPE_CHECKING:
     from auditor.cli import Context
     from auditor.fetch import Network
+    from auditor.redact import Redactor
     from auditor.workflows.sync import SyncSummary
 
 _FLAG_KEYS = (
@@ -392,8 +393,7 @@ def sync_store(
     try:
         summary = sync_service(store, options, progress=progress, clock=ctx.clock)
     except AuditorError as exc:
-        for secret in (token, *network.secrets):  # the proxy's password: `[token]` too
-            _token_named(exc, store.redactor.marker(secret))
+        _token_named(exc, store.redactor, (token, *network.secrets))  # the proxy's password
         raise
     except KeyboardInterrupt as exc:  # (Ctrl-C, SIGTERM): the exit line follows; first what
         _say_kept(store, ctx, exc)  # was kept
@@ -495,12 +495,15 @@ def _address(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
 
 
-def _token_named(exc: AuditorError, marker: str) -> None:
-    """The command's own token in a sync error (a server echoing it in a 401 body) reads
-    `[token]`, as in any other error, not as its marker: a fingerprint and length of the
-    caller's token have no place in an error, the reports or findings.json."""
-    if exc.args and isinstance(exc.args[0], str) and marker in exc.args[0]:
-        exc.args = (exc.args[0].replace(marker, "[token]"), *exc.args[1:])
+def _token_named(exc: AuditorError, redactor: Redactor, tokens: Iterable[str]) -> None:
+    """The command's own token (and its proxy's password) in a sync error (a server echoing
+    it in a 401 body) reads `[token]`, as in any other error, not as its marker: a
+    fingerprint and length of the caller's token have no place in an error, the reports or
+    findings.json."""
+    from auditor.redact.shown import markers_named
+
+    if exc.args and isinstance(exc.args[0], str):
+        exc.args = (markers_named(exc.args[0], redactor, tokens), *exc.args[1:])
 
 
 def _encrypted_or_local(url: str) -> bool:

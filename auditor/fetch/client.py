@@ -21,7 +21,7 @@ from auditor.fetch.inflate import ACCEPT_ENCODING
 from auditor.fetch.paging import HISTORY, READINESS, Item, Listing, Pages
 from auditor.fetch.retry import Budget, Parsed, Requester, RetryPolicy, keep_location
 from auditor.redact import Redactor
-from auditor.redact.shown import shown_address
+from auditor.redact.shown import markers_named, shown_address
 
 
 class PlatformClient:
@@ -95,9 +95,7 @@ class PlatformClient:
         """`text` (redacted by `redactor`) with the marker of this client's token (and its
         proxy's password) reading `[token]`, as an error names them: a fingerprint and
         length of the caller's own token tell nothing a reader needs."""
-        for secret in self._tokens:
-            text = text.replace(redactor.marker(secret), "[token]")
-        return text
+        return markers_named(text, redactor, self._tokens)
 
     def shown(self, url: str) -> str:
         """A service address as the sync records it (`shown_address`, this client's token

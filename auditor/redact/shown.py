@@ -117,6 +117,17 @@ def shown_value(text: str, tokens: Iterable[str] = ()) -> str:
 
 
 TOKEN_SHOWN = "[token]"
+
+
+def markers_named(text: str, redactor: Redactor, tokens: Iterable[str]) -> str:
+    """`text` (already redacted by `redactor`) with the marker of each of `tokens` (the
+    command's own token, its proxy's password) reading `[token]`, as an error names them: a
+    fingerprint and length of the caller's own token tell nothing a reader needs."""
+    for token in tokens:
+        text = text.replace(redactor.marker(token), TOKEN_SHOWN)
+    return text
+
+
 _SHORT_TOKEN = 8  # a token shorter than this is hidden only where it stands as a word of its own
 
 

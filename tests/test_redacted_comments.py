@@ -212,8 +212,60 @@ NULLS = {
 
 
 @pytest.mark.parametrize("text", NULLS.values(), ids=NULLS.keys())
-def test_a_token_behind_a_null_tag_is_never_copied(text: str) -> None:
-    _check(text)
+def test_a_token_behind_a_null_tag_is_an_error_at_its_place_and_never_copied(text: str) -> None:
+    """The loader refuses a `!!null` whose text is not null (R89 #1: its text was in no string
+    of the data, so neither a rule's literal nor a token there was hidden), so no copy is made;
+    the error does not quote it."""
+    from auditor.policy.yamlsafe import load_text
+
+    with pytest.raises(PolicyError) as caught:
+        load_text(text, "m.yaml")
+    said = str(caught.value)
+    assert "a value tagged `!!null` is not written as one" in said and "$.rules[0]" in said
+    assert TOKEN[:12] not in said
+    with pytest.raises(PolicyError):
+        _check(text)
+
+
+#: Core-tagged values whose text is not of their type: each ended the command with an
+#: unexpected IndexError or ScannerError (the latter quoting the text), or was read as
+#: nothing (reviewer R89 #2).
+MISTYPED = {
+    "empty !!int": ("x: !!int\n", "int", "1:4"),
+    "empty !!float": ("x: !!float\n", "float", "1:4"),
+    "quoted empty !!int": ('x: !!int ""\n', "int", "1:4"),
+    "!!int of a broken quote": (f'x: !!int "\'{TOKEN}"\n', "int", "1:4"),
+    "!!float of a token": (f"a:\n  - !!float {TOKEN}\n", "float", "2:5"),
+    "!!timestamp of a token": (f"x: !!timestamp {TOKEN}\n", "timestamp", "1:4"),
+    "!!bool of a token": (f"x: !!bool {TOKEN}\n", "bool", "1:4"),
+    "!!null key": (f"? !!null {TOKEN}\n: 1\n", "null", "1:3"),
+}
+
+
+@pytest.mark.parametrize(("text", "kind", "at"), MISTYPED.values(), ids=MISTYPED.keys())
+def test_a_core_tagged_value_not_of_its_type_is_an_error_at_its_place(
+    text: str, kind: str, at: str
+) -> None:
+    from auditor.policy.yamlsafe import load_text
+
+    with pytest.raises(PolicyError) as caught:
+        load_text(text, "p.yaml")
+    said = str(caught.value)
+    assert f"p.yaml:{at}: error: " in said
+    assert f"a value tagged `!!{kind}` is not written as one" in said
+    assert TOKEN[:12].lower() not in said.lower() and "Error" not in said
+
+
+def test_core_tagged_values_of_their_type_still_load() -> None:
+    from auditor.policy.yamlsafe import load_text
+
+    text = (
+        "a: !!int 30\nb: !!float 30\nc: !!bool yes\nd: !!null\ne: !!null ~\nf: !!str 30\n"
+        'g: !!int "0x1F"\nh: !!timestamp 2026-01-31\n'
+    )
+    data = load_text(text, "p.yaml").data
+    assert [data[k] for k in "abcdefg"] == [30, 30.0, True, None, None, "30", 31]
+    assert str(data["h"]).startswith("2026-01-31")
 
 
 @pytest.mark.parametrize("line", ["rotate at 95% usage, key {t}", '"Hello!{t}"'])
@@ -247,7 +299,7 @@ def test_a_number_tagged_as_one_is_copied_and_a_bool_of_no_bool_word_is_an_error
     with pytest.raises(PolicyError) as caught:
         load_text(f"a: !!bool {TOKEN}\n", "p.yaml")
     said = str(caught.value)
-    assert "p.yaml:1:4: error: $.a: a value tagged `!!bool` is none of its words" in said
+    assert "p.yaml:1:4: error: $.a: a value tagged `!!bool` is not written as one" in said
     assert TOKEN.lower() not in said.lower()
 
 
@@ -276,6 +328,10 @@ ESCAPED_BREAKS = {
     "\\L": _rule(f'    description: "line one\\Lkey {TOKEN}"\n'),
     "\\P": _rule(f'    description: "line one\\Pkey {TOKEN}"\n'),
     "\\u2028": _rule(f'    description: "line one\\u2028key {TOKEN}"\n'),
+    # characters YAML refuses raw in a file, which `json.dumps` writes raw (R89 #5)
+    "\\x7f": _rule(f'    description: "line one\\x7fkey {TOKEN}"\n'),
+    "\\x9f": _rule(f'    description: "line one\\x9fkey {TOKEN}"\n'),
+    "\\uFFFE": _rule(f'    description: "line one\\uFFFEkey {TOKEN}"\n'),
 }
 
 
@@ -285,7 +341,7 @@ def test_an_escaped_line_break_beside_a_token_is_copied_hidden(text: str) -> Non
 
     copy = _copied_hidden(text)
     read = load_text(copy, "m.yaml").data["rules"][0]["description"]
-    assert read.startswith("line one") and read[8] in "\x85\u2028\u2029"
+    assert read.startswith("line one") and read[8] in "\x7f\x85\x9f\u2028\u2029\ufffe"
 
 
 def _copied_hidden(text: str) -> str:
@@ -296,3 +352,38 @@ def _copied_hidden(text: str) -> str:
     copy = redacted_source(text, "m.yaml", redact)
     assert TOKEN not in copy and "[secret fp:" in copy
     return copy
+
+
+#: JSON whose tabs YAML refuses where they stand, and a block scalar in a file with CR line
+#: ends whose text holds ` # `: each was refused, though a copy can be made (R89 #4, #6).
+PLACED = {
+    "JSON, a tab before its object": ("\t" + '{"a": "' + TOKEN + '"}', "m.json"),
+    "JSON, a line of a tab after it": ('{"a": "' + TOKEN + '"}\n\t', "m.json"),
+    "block scalar, CR line ends": ("a: |\r  see # x " + TOKEN + "\r  more\rb: 1\r", "m.yaml"),
+    "block scalar, CRLF line ends": ("a: |\r\n  see # x " + TOKEN + "\r\n  more\r\n", "m.yaml"),
+}
+
+
+@pytest.mark.parametrize(("text", "name"), PLACED.values(), ids=PLACED.keys())
+def test_json_with_odd_tabs_and_cr_block_scalars_are_copied_hidden(text: str, name: str) -> None:
+    from auditor.policy.yamlsafe import load_text
+
+    redactor = Redactor(b"k" * 16)
+    found: dict[str, list[str]] = {}
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, name)], found), found)
+    copy = redacted_source(text, name, redact)
+    assert TOKEN not in copy and "[secret fp:" in copy
+    assert load_text(copy, name).data["a"].startswith(("[secret fp:", "see # x [secret fp:"))
+
+
+def test_json_whose_strings_cannot_be_placed_is_refused_with_advice_that_fits() -> None:
+    """A line break before a `:` (JSON allows it, no YAML parser composes it): refused, and
+    the advice is not to quote a value already quoted (R89 #4)."""
+    text = '{"a"\n: "' + TOKEN + '"}'
+    redactor = Redactor(b"k" * 16)
+    found: dict[str, list[str]] = {}
+    redact = secrets_hidden(redactor, flagged_secrets(redactor, [(text, "m.json")], found), found)
+    with pytest.raises(PolicyError) as caught:
+        redacted_source(text, "m.json", redact)
+    said = str(caught.value)
+    assert "in JSON whose strings cannot be placed" in said and "quoted string" not in said

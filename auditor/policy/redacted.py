@@ -914,18 +914,11 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
         props = re.match(r"(?:[&!]\S*\s+)*", written)
         keep = props.end() if props else 0
         content, header = start, ""
-        if node.style in ("|", ">"):  # its header line (`|-2 # a comment`) is no content
-            content = text.find("\n", start + keep, end) + 1 or end
-            header = text[start + keep : content].rstrip("\n")
+        if node.style in ("|", ">"):  # its header line (`|-2 # a comment`) is no content,
+            line_end = _line_end(text, start + keep)  # to any line break (a lone CR: R89 #6)
+            header = text[start + keep : line_end]
+            content = min(end, line_end + (2 if text.startswith("\r\n", line_end) else 1))
         spans.append((content, end))
-        if node.tag in _TEXT_IGNORED and any(
-            redact(t) != t for t in (text[content:end], str(node.value))
-        ):
-            # a value a tag reads as nothing or a bool, its text no part of the data
-            # (`!!null <token>` reads None), as written or as its escapes give it: no marker
-            # can stand there, and it was copied as written (R87 #1, R88 #1). (A number, its
-            # text its value, is judged as before: R88 #2.)
-            _refused(file, "in a value of another type than text", "take it out of that value")
         value = times.get(id(node), node.value)
         if is_json and written.startswith('"'):  # its string as JSON reads it (the compose
             with contextlib.suppress(ValueError):  # read a U+2028 in it as `?`: R86 #4; a
@@ -971,6 +964,9 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
         same = plain(again.data, again) == expected
     except (PolicyError, UnicodeError):  # (a lone surrogate written raw: R85 #3)
         same = False
+    if not same and root is None:  # JSON no YAML parser composes (a line break before a `:`,
+        # a key over 1,024 characters): its strings cannot be placed (R89 #4)
+        _refused(file, "in JSON whose strings cannot be placed", "write it as json.dumps does")
     if not same:
         _refused(file)
     return copy
@@ -980,20 +976,20 @@ _ODD_BREAK = re.compile("[\x85\u2028\u2029]")
 
 
 def _double_quoted(text: str) -> str:
-    """`text` as a YAML double-quoted string: JSON's, with NEL, U+2028 and U+2029 escaped,
-    which `json.dumps` writes raw and the loader's C parser folds as line breaks in a quoted
-    scalar (reviewer R85 #5: a `"\\N"` escape in the string holding a token refused its copy)."""
+    """`text` as a YAML double-quoted string: JSON's, with what `json.dumps` writes raw and
+    YAML does not read raw escaped: NEL, U+2028 and U+2029, which the loader's C parser folds
+    as line breaks in a quoted scalar, and the characters YAML refuses in a file (DEL and the
+    C1 controls, U+FFFE, U+FFFF, a lone surrogate), so a `"\\N"`, `"\\x7f"` or `"\\uFFFE"` in
+    the string holding a token is copied, not refused (reviewer R85 #5, R89 #5)."""
     import json
 
     quoted = json.dumps(text, ensure_ascii=False)
-    return _ODD_BREAK.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+    return _RAW_UNREAD.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
 
 
-# An explicit tag of another type than text (`!!null`, `!!bool`, `!<tag:yaml.org,2002:null>`),
-# where a tag may start (a superset: `x !y` in prose too).
-_TYPED = re.compile(r"(?:^|(?<=[\s\[{,:?-]))!(?!!str\b)[^\s,\[\]{}]*")
-# The tags whose value is not the text written: whatever it holds is in no string of the data.
-_TEXT_IGNORED = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool"})
+_RAW_UNREAD = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+
+
 # Where a directive (`%TAG !e! tag:…`, to its line's end) or a tag (`!e!str`, `!<tag:…>`) may
 # be: every `%` and `!` run, in or out of a scalar or a comment, after a byte-order mark or a
 # lone CR too (a superset, cheap: `_held_by_directive_or_tag` reads the tokens only when one
@@ -1084,7 +1080,9 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
     (a superset of the comments, in or out of a scalar, whatever line break ends them: a
     scalar the compose reads on past a NEL holds that text), and no marker is written in it
     (one already there is escaped in a pattern, quoted in a path, rewritten in a control
-    id)."""
+    id). A tagged value's text is its data's (the loader refuses `!!null <text>`, a
+    `!!bool` of no bool word: `yamlparse._mistyped`), so no text lies outside the data but
+    comments, directives and tags."""
     from auditor.policy.lint import all_strings
     from auditor.redact.plain import MARKER_START
 
@@ -1094,8 +1092,6 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
         return False
     if _held_by_directive_or_tag(text, redact):
         return False
-    if _TYPED.search(text):  # (`!!null <token>`: its text is no string of the data, and
-        return False  # its escapes may spell a token the text does not: R87 #1, R88 #1)
     for m in _COMMENT.finditer(text):
         comment = text[m.start() : _line_end(text, m.start())]
         if redact(comment) != comment:

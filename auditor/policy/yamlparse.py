@@ -182,7 +182,16 @@ def compose(text: str, *, pure: bool) -> Node | None:
         except (YAMLError, ValueError):  # ValueError: see `parse`
             continue
         return node
+    if "\t" in text and _json_data(text, 2**31, 2**62) is not None:
+        # JSON whose tabs YAML refuses where they stand (before its first `{`, on a line of
+        # their own after it): read with each tab outside a string as a space, one for one,
+        # so the positions stay (reviewer R89 #4: such a file's copy was refused)
+        spaced = _JSON_STRING_OR_TAB.sub(lambda m: " " if m.group() == "\t" else m.group(), text)
+        return compose(spaced, pure=pure)
     return None
+
+
+_JSON_STRING_OR_TAB = re.compile(r'"(?:[^"\\]|\\.)*"|\t')
 
 
 class Tree:
@@ -350,6 +359,39 @@ def _an_integer(event: ScalarEvent) -> bool:
 
 
 _RESOLVER = VersionedResolver()
+_RESOLVER_11 = VersionedResolver(version=(1, 1))  # (a `%YAML 1.1` file's `017`, `1:30`)
+_RESOLVERS = (_RESOLVER, _RESOLVER_11)
+#: An explicit tag of a type other than text: the types its text may be written as, plain,
+#: and how one is written.
+_TYPED_AS = {
+    _CORE + "int": ((_CORE + "int",), "an integer such as 30"),
+    _CORE + "float": ((_CORE + "int", _CORE + "float"), "a number such as 0.8"),
+    _CORE + "timestamp": ((_CORE + "timestamp",), "a date such as 2026-01-31"),
+    _CORE + "bool": ((_CORE + "bool",), "true or false"),
+    _CORE + "null": ((_CORE + "null",), "null, ~ or nothing"),
+}
+
+
+def _mistyped(event: ScalarEvent) -> str | None:
+    """The problem of a scalar tagged `!!int`, `!!float`, `!!timestamp`, `!!bool` or `!!null`
+    whose text is none of its type's (`!!null <token>`, `!!int ""`): said without quoting it.
+    The constructor read `!!null` and `!!bool`'s text as nothing or a bool, so what it held was
+    in no string of the data, nor in its copies' redaction (reviewer R87 #1, R89 #1); an empty
+    `!!int` or `!!float` ended the command with `unexpected IndexError`, and a `!!int` whose
+    text was a broken quote with `unexpected ScannerError` quoting it (R89 #2)."""
+    typed = _TYPED_AS.get(str(event.tag))
+    if typed is None:
+        return None
+    types, example = typed
+    value = event.value
+    if event.tag == _CORE + "bool":
+        fits = _is_bool_word(value)
+    else:
+        fits = any(r.resolve(ScalarNode, value, (True, False)) in types for r in _RESOLVERS)
+    if fits:
+        return None
+    kind = str(event.tag)[len(_CORE) :]
+    return f"a value tagged `!!{kind}` is not written as one (write {example}, or drop the tag)"
 
 
 #: A refused YAML alias, anchor or tag, said by its kind alone (`_Scanner._check_node`).
@@ -366,6 +408,7 @@ class _Frame:
     is_mapping: bool
     keys: set[str] = field(default_factory=set)
     expect_key: bool = True
+    part: str | int = -1  # the key or index of the node last met in it (its path's step)
 
 
 class _Scanner:
@@ -381,9 +424,9 @@ class _Scanner:
         self.documents = 0
         self.problems: list[str] = []
 
-    def refuse(self, event: Event, message: str) -> None:
+    def refuse(self, event: Event, message: str, at: str = "") -> None:
         loc = location(self.file, event.start_mark, self.text)
-        self.problems.append(problem(loc, "", message))
+        self.problems.append(problem(loc, at, message))
 
     def feed(self, event: Event) -> None:
         if isinstance(event, DocumentStartEvent):
@@ -406,6 +449,8 @@ class _Scanner:
             raise _TooDeep  # building that many objects took minutes and gigabytes
         self._check_node(event)
         is_key = self._take_position(event)
+        if isinstance(event, ScalarEvent) and (said := _mistyped(event)):
+            self.refuse(event, said, self._path(is_key))
         if is_key and isinstance(event, ScalarEvent):
             if event.value == "<<" and not event.style and event.tag is None:
                 self.refuse(
@@ -434,14 +479,25 @@ class _Scanner:
             self.refuse(event, _NAMED_NODE.format(kind="tag", mark="!", hint=_TAG_HINT))
 
     def _take_position(self, event: NodeEvent) -> bool:
-        if not self.stack or not self.stack[-1].is_mapping:
+        if not self.stack:
             return False
         frame = self.stack[-1]
+        if not frame.is_mapping:
+            frame.part = int(frame.part) + 1
+            return False
         is_key = frame.expect_key
         frame.expect_key = not frame.expect_key
+        if is_key:
+            frame.part = event.value if isinstance(event, ScalarEvent) else "?"
         if is_key and not isinstance(event, ScalarEvent | AliasEvent):
             self.refuse(event, "a mapping key must be a plain scalar")
         return is_key
+
+    def _path(self, is_key: bool) -> str:
+        """The JSON path of the node just met (a key's is its mapping's), as a constructed
+        value's problem gives it (`$.rules[0].severity`)."""
+        frames = self.stack[:-1] if is_key else self.stack
+        return render([frame.part for frame in frames]) if frames else ""
 
     def _check_duplicate(self, event: ScalarEvent) -> None:
         frame = self.stack[-1]
@@ -629,11 +685,6 @@ def _bad_scalars(text: str, file: str, *, pure: bool) -> list[str]:
             said = _scalar_problem(node, file, render(parts) if parts else "")
             if said:
                 found.append(said)
-        elif node is not None and node.tag == _CORE + "bool" and not _is_bool_word(node.value):
-            # (ruamel's constructor raised KeyError, quoting the value lowercased: a token
-            # there reached stderr as `unexpected KeyError: 'ghp_…'`, R88 #3)
-            said = "a value tagged `!!bool` is none of its words (true, false, yes, no, on, off)"
-            found.append(problem(location(file, node.start_mark), render(parts), said))
     return found or [problem(SourceLocation(file, 1, 1), "", "a value cannot be read")]
 
 
@@ -698,13 +749,14 @@ def _construct(text: str, file: str, *, pure: bool) -> tuple[Any, list[str]]:
         raise PolicyError([_duplicate_problem(file, exc, text)]) from None
     except YAMLError as exc:  # e.g. an unparsable timestamp value
         raise PolicyError([_syntax_problem(file, exc, text, pure=pure)]) from None
-    except (ValueError, KeyError):  # KeyError: a `!!bool` of no bool word (R88 #3)
+    except (ValueError, KeyError, IndexError):  # (what the scanner let through and the
+        # constructor still refuses: its problem, never an unexpected error: R88 #3, R89 #2)
         unread = _bad_scalars(text, file, pure=pure)
     lenient = YAML(typ="safe", pure=pure)
     lenient.Constructor = _TextWhereUnreadable
     try:
         return lenient.load(text), unread
-    except (YAMLError, ValueError, KeyError):
+    except (YAMLError, ValueError, KeyError, IndexError):
         raise PolicyError(unread) from None
 
 

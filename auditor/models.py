@@ -45,6 +45,20 @@ CHANGE_KINDS: tuple[ChangeKind, ...] = (
     "renamed",
 )
 
+#: The fields of the document a `target: change` rule reads (`evaluate.change.change_document`)
+#: and of each of its `changes[]`: a path whose first key is none of them is always absent.
+CHANGE_DOCUMENT_FIELDS: tuple[str, ...] = (
+    "before",
+    "after",
+    "changes",
+    "author",
+    "author_name",
+    "revision",
+    "previous_revision",
+    "updated_at",
+)
+CHANGE_FIELDS: tuple[str, ...] = ("path", "kind", "before", "after", "old_path")
+
 Lifecycle = Literal["new", "persisting", "resolved"]
 
 

@@ -108,7 +108,7 @@ def test_lint_warns_of_a_change_path_literal_no_revision_has(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(
     "path",
-    ["$.commandAllowlist", "$.customModels[?id=='m'].baseUrl", "$['commandAllowlist']"],
+    ["$.commandAllowlist", "$.customModels[?id=='m'].baseUrl"],
 )
 def test_a_change_path_literal_a_revision_has_is_not_warned(tmp_path: Path, path: str) -> None:
     state = tmp_path / "state.db"

@@ -220,7 +220,7 @@ def test_a_change_rules_quantifier_is_checked_on_its_settings_side(tmp_path: Pat
         "        - each: @@after.customModls\n"
         "          assert: {path: baseUrl, equals: x}\n"
         "        - each: changes\n"  # no settings: never checked
-        "          assert: {path: path, equals: x}\n"
+        "          assert: {path: path, equals: $.commandDenylist}\n"
     )
     got = _lint(tmp_path, rule, [SETTINGS, SETTINGS])
     assert got == [

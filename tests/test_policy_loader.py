@@ -95,7 +95,7 @@ def test_duplicate_ids_across_files_and_all_files_reported_sorted(tmp_path: Path
         ("{any: []}", "`any` needs a non-empty list of conditions"),
         ("{path: a, increased: false}", "needs {enum: <ordered enum>, value: <level>}"),
         ("{path: [], equals: 1}", "`path` needs a path or a non-empty list of paths"),
-        ("{path: a, matches: {ref: b}}", "`matches` does not accept {ref: …}"),
+        ("{path: after.a, matches: {ref: b}}", "`matches` does not accept {ref: …}"),
     ],
 )
 def test_one_spot_gets_one_error(tmp_path: Path, condition: str, message: str) -> None:

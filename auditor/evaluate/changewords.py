@@ -8,6 +8,7 @@ removed; each piece of evidence about a change carries that change's words as it
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -154,7 +155,9 @@ def _split_item(path: str) -> tuple[str, str | None]:
     except ValueError:
         return _place(path), None
     if parts and isinstance(parts[-1], paths.Match):
-        return _place(paths.render(parts[:-1])), str(parts[-1].value)
+        ident = parts[-1].value  # (an id of null, true or a number: as JSON spells it, not
+        shown = ident if isinstance(ident, str) else json.dumps(ident)  # `None`: T98 #12)
+        return _place(paths.render(parts[:-1])), shown
     return _place(path), None
 
 

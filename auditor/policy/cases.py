@@ -250,6 +250,14 @@ class _CaseReader:
         data = {k: self._json(raw[k], (*where, k)) for k in _DATA_KEYS if k in raw}
         if any(v is _BAD for v in data.values()):
             return None
+        for key in ("settings", "before", "after"):
+            if key in data and not isinstance(data[key], dict):
+                # (null ran as no settings at all, so `expect: unknown` passed: T98 #9)
+                self.fail(
+                    (*where, key),
+                    f"`{key}:` is settings, an object (write `{{}}` for empty settings)",
+                )
+                return None
         settings = _revision(1, data["settings"], raw, now) if "settings" in data else None
         steps: tuple[tuple[Revision, Revision], ...] = ()
         for given, lacking in (("before", "after"), ("after", "before")):

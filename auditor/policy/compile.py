@@ -8,10 +8,13 @@ problems found, each with the YAML path where it occurs so the loader can attach
 
 from __future__ import annotations
 
+import difflib
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from auditor.models import CHANGE_KINDS
+from auditor.models import CHANGE_DOCUMENT_FIELDS, CHANGE_FIELDS, CHANGE_KINDS
 from auditor.operators import MISSING, REGISTRY, Operator
 from auditor.policy.conditions import Condition, Leaf, Logic, Parts, Quantifier
 from auditor.policy.hints import kind_hint, operator_hint
@@ -41,6 +44,17 @@ KIND_OPS = frozenset(
 )
 _CHANGES, _KIND = Key("changes"), Key("kind")
 _BEFORE, _AFTER = Key("before"), Key("after")
+_PATH, _OLD_PATH = Key("path"), Key("old_path")
+#: Steps a path may have: data nests at most 64 levels (`fetch.shape.MAX_DEPTH`, and a
+#: policy file's YAML), so a longer one is never present (1,000 steps ended the run with
+#: an unexpected RecursionError: tester T98 #5).
+MAX_PATH_STEPS = 64
+# The operators that compare a change's `path` (or `old_path`) with a literal whole: the
+# literal must be a path as the diff writes it (`$.commandDenylist`), or it matches no change.
+EXACT_OPS = frozenset({"equals", "not_equals", "in", "not_in"})
+# The bounds a leaf's number, or a `length:`, is held to: lower (strict?) and upper.
+_LOWER = {"gt": True, "gte": False}
+_UPPER = {"lt": True, "lte": False}
 
 
 class Compiler:
@@ -131,8 +145,11 @@ class Compiler:
             return None
         return Quantifier(kind, path, inner)  # type: ignore[arg-type]
 
-    def _path(self, text: Any, where: Parts, *, root: bool = False) -> CompiledPath | None:
-        """Compile one path; `root`: read from the rule's document (not an element's)."""
+    def _path(
+        self, text: Any, where: Parts, *, root: bool = False, on_settings: bool = False
+    ) -> CompiledPath | None:
+        """Compile one path; `root`: read from the rule's document (not an element's);
+        `on_settings`: a change operator's, read in the settings before and after."""
         if not isinstance(text, str):
             self.fail(where, "a path must be a string")
             return None
@@ -144,9 +161,38 @@ class Compiler:
         except PathSyntaxError as exc:
             self.fail(where, str(exc))
             return None
+        if len(path.steps) > MAX_PATH_STEPS:
+            self.fail(
+                where,
+                f"a path of {len(path.steps)} steps is never present: data nests at most "
+                f"{MAX_PATH_STEPS} levels",
+            )
+            return None
+        change = self.target == "change" and (root or self._over_changes) and not on_settings
+        if change and not self._check_change_field(path, where, root=root):
+            return None
         if root and self.target == "change":
             self._check_selected_kind(path, where)
         return path
+
+    def _check_change_field(self, path: CompiledPath, where: Parts, *, root: bool) -> bool:
+        """A change rule's path starts at one of its document's fields (`after.sandbox…`),
+        or, in a quantifier over `changes`, at one of a change's: any other is always absent,
+        so the rule was `not_applicable` or passed on every step (`sandbox.enabled` where
+        `after.sandbox.enabled` was meant: tester T98 #1)."""
+        first = path.steps[0] if path.steps else None
+        fields = CHANGE_DOCUMENT_FIELDS if root else CHANGE_FIELDS
+        if not isinstance(first, Key) or first.name in fields:
+            return True
+        whose = "a change rule's document" if root else "a change in `changes`"
+        close = difflib.get_close_matches(first.name, fields, n=1, cutoff=0.75)
+        meant = close[0] if close else f"after.{path.text.removeprefix('@.').removeprefix('$.')}"
+        self.fail(
+            where,
+            f"`{first.name}` is not a field of {whose} ({', '.join(fields)}), so "
+            f"`{path.text}` is never present (did you mean `{meant}`?)",
+        )
+        return False
 
     def _check_selected_kind(self, path: CompiledPath, where: Parts) -> None:
         """`changes[kind=item_add]`: the selector's kind is a kind, as a literal compared with
@@ -170,7 +216,11 @@ class Compiler:
         if texts == []:
             self.fail((*where, "path"), "`path` needs a path or a non-empty list of paths")
         alternatives = texts if isinstance(texts, list) else [texts]
-        paths = [self._path(t, (*where, "path"), root=not in_element) for t in alternatives]
+        on_settings = any(REGISTRY[n].kind == "change" for n in names)  # (read on both sides)
+        paths = [
+            self._path(t, (*where, "path"), root=not in_element, on_settings=on_settings)
+            for t in alternatives
+        ]
         ops = [self._op(name, raw, where, in_element) for name in names]
         kinds = {REGISTRY[n].kind == "change" for n in names}
         if len(kinds) > 1:
@@ -181,6 +231,20 @@ class Compiler:
             self.fail((*where, "enum"), "`enum` applies only to " + ", ".join(ORDERED_OPS))
         if len(self.problems) == count and any(self._reads_kind(p, in_element) for p in paths):
             self._check_kinds(raw, names, where)
+        if len(self.problems) == count and any(
+            self._reads_kind(p, in_element, (_PATH, _OLD_PATH)) for p in paths
+        ):
+            self._check_change_paths(raw, names, where)
+        if len(self.problems) == count:
+            self._check_bounds(raw, names, where)
+        if "default" in raw and not any(self._varies(p) for p in paths):
+            self._check_default(raw, names, where)
+        if "default" in raw and "exists" in names:
+            self.fail(
+                (*where, "default"),
+                "`default` makes an absent key present, so `exists` cannot fail on it (nor "
+                "`exists: false` pass): drop `default`, or `exists`",
+            )
         if len(self.problems) > count:
             return None
         default = raw.get("default", MISSING)
@@ -196,21 +260,83 @@ class Compiler:
             return False
         return self._over_changes and path.steps[0] in (_BEFORE, _AFTER)
 
-    def _reads_kind(self, path: CompiledPath | None, in_element: bool) -> bool:
-        """`path` is a change's `kind`: `kind` in the `assert` of a quantifier over `changes`,
-        or `changes[*].kind` (`[N]`, `[key=value]`) in a change rule's leaf."""
+    def _reads_kind(
+        self, path: CompiledPath | None, in_element: bool, fields: tuple[Key, ...] = (_KIND,)
+    ) -> bool:
+        """`path` is a change's `kind` (or another of `fields`): `kind` in the `assert` of a
+        quantifier over `changes`, or `changes[*].kind` (`[N]`, `[key=value]`) in a change
+        rule's leaf."""
         if path is None or self.target != "change":
             return False
         steps: tuple[Step, ...] = path.steps
-        if self._over_changes and steps == (_KIND,):
+        if self._over_changes and len(steps) == 1 and steps[0] in fields:
             return True
         return (
             not in_element
             and len(steps) == 3
             and steps[0] == _CHANGES
             and not isinstance(steps[1], Key)
-            and steps[2] == _KIND
+            and steps[2] in fields
         )
+
+    def _check_change_paths(self, raw: Mapping[str, Any], names: list[str], where: Parts) -> None:
+        """Each literal compared whole with a change's `path` is a path as the diff writes
+        it: `commandDenylist`, `$.customModels[id=custom:x].baseUrl` (a policy path's
+        selector) or `[?id=="custom:x"]` match no change, and the rule passed every step
+        (tester T98 #2)."""
+        for name in names:
+            arg = raw[name]
+            if name not in EXACT_OPS or is_ref(arg):
+                continue
+            items = list(enumerate(arg)) if isinstance(arg, list) else [(None, arg)]
+            for at, value in items:
+                if not isinstance(value, str) or _as_diff_writes(value) == value:
+                    continue
+                meant = _as_diff_writes(value)
+                hint = f" (did you mean `{meant}`?)" if meant else ""
+                spot = (*where, name) if at is None else (*where, name, at)
+                self.fail(
+                    spot,
+                    f"`{value}` is not a change's path as the diff writes it{hint}: "
+                    "`$.key.key`, `$['odd key']`, `[N]` in a plain list and "
+                    "`[?id=='value']` in a list of items with ids, so this literal would "
+                    "match no change",
+                )
+
+    def _check_default(self, raw: Mapping[str, Any], names: list[str], where: Parts) -> None:
+        """A `default` of another type than every literal it is compared with (`equals: true,
+        default: "true"`) judges nothing: the absent key would be an `error` on every run
+        where it is meant to decide (tester T98 #8)."""
+        default = _json_type(raw["default"])
+        if default is None:
+            return
+        for name in names:
+            arg = raw[name]
+            if name not in _TYPED_OPS or is_ref(arg):
+                continue
+            literals = arg if isinstance(arg, list) else [arg]
+            types = {_json_type(v) for v in literals}
+            if literals and None not in types and default not in types:
+                shown = " or ".join(sorted(str(t) for t in types))
+                self.fail(
+                    (*where, "default"),
+                    f"`default` is a {default}, and `{name}` compares with a {shown}: the "
+                    "absent key could never be judged (write the default as the literal's type)",
+                )
+                return
+
+    def _check_bounds(self, raw: Mapping[str, Any], names: list[str], where: Parts) -> None:
+        """Bounds that no value meets (`{gt: 500, lt: 10}`, `length: {gte: 5, lte: 1}`)
+        always fail, and pass under `not:`: refused (tester T98 #7)."""
+        own = {n: raw[n] for n in names if n in _LOWER or n in _UPPER or n == "equals"}
+        if len(own) > 1 and not _satisfiable(own, integers=False):
+            self.fail(where, f"no value meets {_shown_bounds(own)}: the leaf can never hold")
+        length = raw.get("length") if "length" in names else None
+        if isinstance(length, Mapping) and not _satisfiable(length, integers=True):
+            self.fail(
+                (*where, "length"),
+                f"no length meets {_shown_bounds(length)}: the leaf can never hold",
+            )
 
     def _check_kinds(self, raw: Mapping[str, Any], names: list[str], where: Parts) -> None:
         """Each literal compared with a change's `kind` is a kind (a closed set): a misspelt
@@ -281,6 +407,78 @@ def _not_a_kind(value: Any, so: str) -> str:
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _satisfiable(bounds: Mapping[str, Any], *, integers: bool) -> bool:
+    """Whether some number (an integer, for a length) meets every one of `bounds` (`gt`,
+    `gte`, `lt`, `lte`, `equals`: each a number; any other is judged elsewhere)."""
+    low, low_strict = -math.inf, False
+    high, high_strict = math.inf, False
+    for name, bound in bounds.items():
+        if not _number(bound):
+            return True  # (a ref, a wrong type: said elsewhere)
+        if name in _LOWER or name == "equals":
+            strict = _LOWER.get(name, False)
+            if bound > low or (bound == low and strict):
+                low, low_strict = bound, strict
+        if name in _UPPER or name == "equals":
+            strict = _UPPER.get(name, False)
+            if bound < high or (bound == high and strict):
+                high, high_strict = bound, strict
+    if integers:  # the least and greatest integers within them
+        if math.isfinite(low) and (low_strict or low != math.floor(low)):
+            low = math.floor(low) + 1
+        if math.isfinite(high) and (high_strict or high != math.ceil(high)):
+            high = math.ceil(high) - 1
+        return bool(low <= high)
+    return bool(low < high or (low == high and not (low_strict or high_strict)))
+
+
+#: The operators whose literal's type the value's must be (`equals: true` is no test of "true").
+_TYPED_OPS = frozenset({"equals", "not_equals", "in", "not_in", "gt", "gte", "lt", "lte"})
+
+
+def _json_type(value: Any) -> str | None:
+    """`boolean`, `number` or `string` for a scalar of that type; None for any other (null,
+    a list, a mapping: not judged here)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if _number(value):
+        return "number"
+    return "string" if isinstance(value, str) else None
+
+
+def _shown_bounds(bounds: Mapping[str, Any]) -> str:
+    return " and ".join(f"`{name}: {bound!r}`" for name, bound in bounds.items())
+
+
+def _as_diff_writes(text: str) -> str | None:
+    """`text` as the diff writes a change's path, if it can be read as one: `$.` put before a
+    bare key, a policy path's selector `[id=x]` or a double-quoted `[?id=="x"]` written as
+    `[?id=='x']` (None: no reading of it)."""
+    from auditor.common import paths
+
+    candidate = text if text.startswith("$") else ("$" if text.startswith("[") else "$.") + text
+    candidate = re.sub(
+        r"\[\??([A-Za-z_$][A-Za-z0-9_$-]*)==?(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\]'\"]+)\]",
+        lambda m: "[?" + m[1] + "==" + _quoted_value(m[2]) + "]",
+        candidate,
+    )
+    try:
+        return paths.render(paths.parse(candidate))
+    except ValueError:
+        return None
+
+
+def _quoted_value(text: str) -> str:
+    """A selector's value as the diff writes it: a text single-quoted."""
+    if text.startswith("'"):
+        return text
+    if text.startswith('"'):
+        text = text[1:-1].replace('\\"', '"')
+    elif text in ("true", "false", "null") or re.fullmatch(r"-?\d+(\.\d+)?", text):
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 _ALL_KEYS = frozenset((*LOGIC_KEYS, *QUANTIFIERS, *LEAF_KEYS, "assert"))

@@ -335,6 +335,10 @@ def test_policy_lint_quotes_no_form_of_a_remembered_secret(
         (LONG, _pct_all(LONG)),
         (LONG, _u_all(LONG)),
         ("Zr8!mQ2w", _b64(" Zr8!mQ2w")),
+        # its hex and reversed (tester T97 #3b: both stayed in the state file)
+        (LONG, LONG.encode().hex()),
+        (LONG, LONG.encode().hex().upper()),
+        (LONG, LONG[::-1]),
     ],
 )
 def test_rows_an_earlier_sync_stored_lose_a_form_of_a_secret_learned_later(
@@ -375,3 +379,43 @@ def test_rows_an_earlier_sync_stored_lose_a_form_of_a_secret_learned_later(
     stored = (tmp_path / "state.db").read_bytes().decode("utf-8", "replace")
     for text in (stored, shown):
         assert written not in text and written.replace("\\", "\\\\") not in text
+
+
+# -- hex and reversed (tester T97 #3) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "detail apikey2hex=" + LONG.encode().hex(),
+        "detail " + LONG.encode().hex().upper(),
+        "glued a" + LONG.encode().hex() + "b",  # after another hex digit: an odd start
+    ],
+)
+def test_the_hex_of_a_secret_is_hidden_also_by_a_fingerprint_from_the_state_file(
+    written: str,
+) -> None:
+    """A server's error quoting a stored key's hex reached stderr and every report (T97 #3a):
+    hidden by the process that learned the key and by a later one that knows it only by its
+    fingerprint."""
+    first = Redactor(KEY)
+    first.redact_json({"customModels": [{"apiKey": LONG}]})
+    later = Redactor(KEY)
+    later.memory.recall(first.memory.drain())
+    for redactor in (first, later):
+        out = redactor.redact_text(written)
+        assert LONG.encode().hex() not in out.lower() and "[secret fp:" in out, out
+
+
+def test_a_secret_written_reversed_is_hidden_by_the_process_that_learned_it() -> None:
+    r = Redactor(KEY)
+    r.redact_json({"customModels": [{"apiKey": LONG}]})
+    out = r.redact_text(f"note {LONG[::-1]} end")
+    assert LONG[::-1] not in out and out.startswith("note [secret fp:"), out
+
+
+def test_ordinary_hex_stays_as_it_is_while_secrets_are_remembered() -> None:
+    r = Redactor(KEY)
+    r.redact_json({"customModels": [{"apiKey": LONG}]})
+    text = "sha256 " + "ab" * 32 + " uuid 123e4567-e89b-12d3-a456-426614174000 deadbeefcafe"
+    assert r.redact_text(text) == text

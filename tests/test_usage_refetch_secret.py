@@ -114,15 +114,20 @@ def test_a_secret_the_analytics_teach_after_a_day_kept_a_stored_copy_is_scrubbed
 
 
 @pytest.mark.e2e
-def test_a_state_file_left_with_such_a_copy_is_repaired_on_the_next_sync(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("form", "rules"), [("raw", 8), ("hex", 9)])
+def test_a_state_file_left_with_such_a_copy_is_repaired_on_the_next_sync(
+    tmp_path: Path, form: str, rules: int
+) -> None:
     """A state file an earlier build left with a remembered secret in clear in an analytics
-    day (as the re-fetch above wrote it) is redacted again once, under this build's rules
-    (`RULES_VERSION` 9), by the next sync: the row is found by the secret's fingerprint."""
+    day (as the re-fetch above wrote it; or its hex, which rules 9 did not hide: T97 #3) is
+    redacted again once, under this build's rules (`RULES_VERSION` 10), by the next sync: the
+    row is found by the secret's fingerprint."""
     import sqlite3
 
     from auditor import __version__
 
     state = tmp_path / "state.db"
+    left = V if form == "raw" else V.encode().hex()
     with start_emulator(tokens={TOKEN: "owner"}, now=FIXED_NOW, revisions=12, repos=2) as emu:
         env = emulator_env(emu, state, TOKEN)
         _name_v_an_api_key(emu)
@@ -134,14 +139,14 @@ def test_a_state_file_left_with_such_a_copy_is_repaired_on_the_next_sync(tmp_pat
             ).fetchone()  # not fetched again
             db.execute(
                 "UPDATE analytics_days SET data = ? WHERE day = ? AND series = 'tokens'",
-                (f'{{"by_model":[{{"model":"custom:{V}","billable_tokens":6}}]}}'.encode(), day),
+                (f'{{"by_model":[{{"model":"custom:{left}","billable_tokens":6}}]}}'.encode(), day),
             )
             db.execute(
                 "UPDATE meta SET value = ? WHERE key = 'redaction'",
-                (f"{__version__}/8",),  # the rules of the builds that wrote it
+                (f"{__version__}/{rules}",),  # the rules of the builds that wrote it
             )
-        assert V.encode() in state.read_bytes()
+        assert left.encode() in state.read_bytes()
         code, out, err = run_cli(["sync"], env, tmp_path)
     assert code == 0, err
-    assert V.encode() not in state.read_bytes()
-    assert V not in out + err
+    assert left.encode() not in state.read_bytes()
+    assert left not in out + err

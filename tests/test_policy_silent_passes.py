@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,22 +152,31 @@ def test_review_with_such_a_rule_exits_2_at_its_place(tmp_path: Path) -> None:
     """What the gate sees: the review of a proposal that turns the sandbox off, with a rule
     written `sandbox.enabled` in a change rule, is an error at the rule's place (exit 2), not
     a pass (exit 0)."""
-    (tmp_path / "live.json").write_text(json.dumps({"sandbox": {"enabled": True}}))
-    (tmp_path / "proposed.json").write_text(json.dumps({"sandbox": {"enabled": False}}))
+    rule = "on_missing: pass\n    assert: {not: {path: sandbox.enabled, equals: false}}"
+    code, err = _review(
+        tmp_path, {"sandbox": {"enabled": True}}, {"sandbox": {"enabled": False}}, rule
+    )
+    assert code == 2, err
+    assert f"{tmp_path}/c.yaml:7:26: error: $.rules[0].assert.not.path: `sandbox` is not a " in err
+
+
+def _review(
+    tmp_path: Path, live: dict[str, Any], proposed: dict[str, Any], rule: str
+) -> tuple[int, str]:
+    """`review --offline` of `proposed` against `live` with one change rule (`rule`: its
+    lines from `on_missing:` or `assert:` on, in c.yaml from line 6): its exit code and stderr;
+    findings.json in `o/`."""
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
     policy = tmp_path / "c.yaml"
     policy.write_text(
-        "rules:\n  - id: C2-3\n    title: sandbox stays on\n    severity: high\n"
-        "    target: change\n    on_missing: pass\n"
-        "    assert: {not: {path: sandbox.enabled, equals: false}}\n"
+        f"rules:\n  - id: C-1\n    title: t\n    severity: high\n    target: change\n    {rule}\n"
     )
     argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
-    argv += ["--offline", "--policy", str(policy), "--out", str(tmp_path / "o")]
+    argv += ["--offline", "--policy", str(policy), "--out", str(tmp_path / "o"), "-o", "json"]
     out, err = io.StringIO(), io.StringIO()
     ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(tmp_path))
-    assert main(argv, ctx) == 2, err.getvalue()
-    assert f"{policy}:7:26: error: $.rules[0].assert.not.path: `sandbox` is not a field" in (
-        err.getvalue()
-    )
+    return main(argv, ctx), err.getvalue()
 
 
 @pytest.mark.parametrize(
@@ -213,20 +223,10 @@ def test_a_utf16_policy_file_is_said_to_be_utf16(tmp_path: Path) -> None:
 
 def test_an_item_whose_id_is_null_is_named_as_json_names_it(tmp_path: Path) -> None:
     """A custom model with `id: null` added read "added `None` to customModels" (T98 #12)."""
-    (tmp_path / "live.json").write_text(json.dumps({"customModels": []}))
     proposed = {"customModels": [{"id": None, "baseUrl": "https://x.example"}]}
-    (tmp_path / "proposed.json").write_text(json.dumps(proposed))
-    policy = tmp_path / "c.yaml"
-    policy.write_text(
-        "rules:\n  - id: C-1\n    title: no model added\n    severity: high\n"
-        "    target: change\n"
-        "    assert: {none: changes, assert: {path: kind, equals: item_added}}\n"
-    )
-    argv = ["review", str(tmp_path / "proposed.json"), "--against", str(tmp_path / "live.json")]
-    argv += ["--offline", "--policy", str(policy), "--out", str(tmp_path / "o"), "-o", "json"]
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context(env={}, stdout=out, stderr=err, clock=lambda: FIXED_NOW, cwd=str(tmp_path))
-    assert main(argv, ctx) == 1, err.getvalue()
+    rule = "assert: {none: changes, assert: {path: kind, equals: item_added}}"
+    code, err = _review(tmp_path, {"customModels": []}, proposed, rule)
+    assert code == 1, err
     text = (tmp_path / "o" / "findings.json").read_text()
     assert "`null`" in text and "`None`" not in text
 

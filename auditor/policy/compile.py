@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from auditor.models import CHANGE_DOCUMENT_FIELDS, CHANGE_FIELDS, CHANGE_KINDS
@@ -284,24 +284,18 @@ class Compiler:
         it: `commandDenylist`, `$.customModels[id=custom:x].baseUrl` (a policy path's
         selector) or `[?id=="custom:x"]` match no change, and the rule passed every step
         (tester T98 #2)."""
-        for name in names:
-            arg = raw[name]
-            if name not in EXACT_OPS or is_ref(arg):
+        for spot, value in _text_literals(raw, names, EXACT_OPS, where):
+            meant = _as_diff_writes(value)
+            if meant == value:
                 continue
-            items = list(enumerate(arg)) if isinstance(arg, list) else [(None, arg)]
-            for at, value in items:
-                if not isinstance(value, str) or _as_diff_writes(value) == value:
-                    continue
-                meant = _as_diff_writes(value)
-                hint = f" (did you mean `{meant}`?)" if meant else ""
-                spot = (*where, name) if at is None else (*where, name, at)
-                self.fail(
-                    spot,
-                    f"`{value}` is not a change's path as the diff writes it{hint}: "
-                    "`$.key.key`, `$['odd key']`, `[N]` in a plain list and "
-                    "`[?id=='value']` in a list of items with ids, so this literal would "
-                    "match no change",
-                )
+            hint = f" (did you mean `{meant}`?)" if meant else ""
+            self.fail(
+                spot,
+                f"`{value}` is not a change's path as the diff writes it{hint}: "
+                "`$.key.key`, `$['odd key']`, `[N]` in a plain list and "
+                "`[?id=='value']` in a list of items with ids, so this literal would "
+                "match no change",
+            )
 
     def _check_default(self, raw: Mapping[str, Any], names: list[str], where: Parts) -> None:
         """A `default` of another type than every literal it is compared with (`equals: true,
@@ -341,15 +335,8 @@ class Compiler:
     def _check_kinds(self, raw: Mapping[str, Any], names: list[str], where: Parts) -> None:
         """Each literal compared with a change's `kind` is a kind (a closed set): a misspelt
         one (`item_add`) would match no change, and the rule would pass every step."""
-        for name in names:
-            arg = raw[name]
-            if name not in KIND_OPS or is_ref(arg):
-                continue
-            items = list(enumerate(arg)) if isinstance(arg, list) else [(None, arg)]
-            for at, value in items:
-                if not isinstance(value, str) or value in CHANGE_KINDS:
-                    continue
-                spot = (*where, name) if at is None else (*where, name, at)
+        for spot, value in _text_literals(raw, names, KIND_OPS, where):
+            if value not in CHANGE_KINDS:
                 self.fail(spot, _not_a_kind(value, "so this literal would match no change"))
 
     def _op(
@@ -394,6 +381,21 @@ class Compiler:
         if path is None:
             return None
         return op, Ref(path), {"ref": text}
+
+
+def _text_literals(
+    raw: Mapping[str, Any], names: list[str], ops: frozenset[str], where: Parts
+) -> Iterator[tuple[Parts, str]]:
+    """Each text literal (an item of a list one too) of the operators of `ops` among `names`
+    in leaf `raw`, with its YAML path (a `{ref: …}` is no literal)."""
+    for name in names:
+        arg = raw[name]
+        if name not in ops or is_ref(arg):
+            continue
+        items = list(enumerate(arg)) if isinstance(arg, list) else [(None, arg)]
+        for at, value in items:
+            if isinstance(value, str):
+                yield ((*where, name) if at is None else (*where, name, at)), value
 
 
 def _not_a_kind(value: Any, so: str) -> str:

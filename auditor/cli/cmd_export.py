@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +13,7 @@ from auditor.cli.common import (
     open_store,
     parse_at,
 )
+from auditor.cli.outdir import hold_out_dir
 from auditor.cli.signals import held, ignore_from_now
 from auditor.cli.summary import make_run_id
 from auditor.common.dates import DEFAULT_DAYS
@@ -23,7 +21,13 @@ from auditor.common.escape import terminal_text
 from auditor.config import org_label
 from auditor.errors import EXIT_OK
 from auditor.redact.shown import printed_path
-from auditor.workflows.export import ExportRequest, export_bundle
+from auditor.workflows.export import (
+    ExportRequest,
+    OutTaken,
+    check_out,
+    export_bundle,
+    remove_bundle,
+)
 
 if TYPE_CHECKING:
     from auditor.cli import Context
@@ -84,46 +88,23 @@ def run_export(args: argparse.Namespace, ctx: Context) -> int:
             )
             ctx.stdout.flush()
 
-        # An export that fails removes its bundle; a second signal (Ctrl-C twice, SIGINT then
-        # SIGTERM) cut that removal short and left a bundle, some `verify` passed: what the
-        # removal left goes here, with the signals held.
-        fresh = _new_or_empty(out)
-        created = [p for p in (out, *out.absolute().parents) if not os.path.lexists(p)]
-        try:
-            export_bundle(store, out, request, finish)
-        except BaseException:
-            if fresh:
-                _remove_bundle(out, created)
-            raise
+        check_out(out)  # (in the export's words, before the folder is made to be held)
+        # held as `run` holds its report folder: a second export (or run) into it is refused
+        # at once, exit 2; two at once left one bundle, a mix, or none (T97 #1). The folders
+        # made for it go again if the export fails (`remove_made`: each only if empty).
+        with hold_out_dir(out, remove_if_failed=True):
+            try:
+                export_bundle(store, out, request, finish)
+            except OutTaken:  # written to meanwhile: nothing there is this export's
+                raise
+            except BaseException:
+                # An export that fails removes what it wrote; a second signal (Ctrl-C twice,
+                # SIGINT then SIGTERM) cut that removal short and left a bundle, some `verify`
+                # passed: what the removal left goes here, with the signals held.
+                with held():
+                    remove_bundle(out)
+                raise
     finally:
         if not closed:
             store.close()
     return EXIT_OK
-
-
-def _new_or_empty(out: Path) -> bool:
-    """`out` is missing or an empty folder: everything in it after a failed export is the
-    export's own."""
-    try:
-        return not os.path.lexists(out) or (out.is_dir() and not any(out.iterdir()))
-    except OSError:
-        return False
-
-
-def _remove_bundle(out: Path, created: list[Path]) -> None:
-    """What a failed export left in `out` (the folder was new or empty), and the folders it
-    made, with Ctrl-C and SIGTERM held until done."""
-    with held():
-        try:
-            children = list(out.iterdir()) if out.is_dir() and not out.is_symlink() else []
-        except OSError:
-            children = []
-        for child in children:
-            with contextlib.suppress(OSError):
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
-        for folder in created:  # innermost first; one something else wrote to stays
-            with contextlib.suppress(OSError):
-                folder.rmdir()

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 #: The most lines of one problem's list `verify` prints (a model with 40 mistakes: the first
 #: 20, then how many more; `auditor run --readiness-model FILE` lists them all).
 DETAIL_LINES = 20
+#: The most problems `verify` prints, then how many more: a manifest of 150,000 made-up
+#: entries printed 150,000 lines (T97 #5). The exit line counts them all.
+PROBLEM_LINES = 200
 
 
 def run_verify(args: argparse.Namespace, ctx: Context) -> int:
@@ -39,7 +42,7 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
     for note in _screened(result.notes, tokens, bundle):
         print(f"auditor: note: {note}", file=ctx.stderr)
     if not result.ok:
-        for index, problem in enumerate(result.problems):  # may name a file of the bundle
+        for index, problem in enumerate(result.problems[:PROBLEM_LINES]):  # may name a file
             at = result.quoting.get(index, 0)  # (after a lead of verify's own words)
             shown_problem = "".join(_screened([problem[:at], problem[at:]], tokens, bundle))
             print(f"auditor: verify: {shown_problem}", file=ctx.stderr)
@@ -50,6 +53,9 @@ def run_verify(args: argparse.Namespace, ctx: Context) -> int:
             if len(lines) > DETAIL_LINES:
                 more = len(lines) - DETAIL_LINES
                 print(f"auditor: verify:   … and {more} more line(s)", file=ctx.stderr)
+        if len(result.problems) > PROBLEM_LINES:
+            more = len(result.problems) - PROBLEM_LINES
+            print(f"auditor: verify: … and {more:,} more problem(s), not shown", file=ctx.stderr)
         print(
             f"auditor: exit 2: the bundle {shown} does not verify: "
             f"{len(result.problems)} problem(s)",

@@ -218,21 +218,33 @@ def _read_capped(fd: int, max_bytes: int) -> bytes:
 
 
 @contextmanager
-def input_lines(path: Path, *, max_bytes: int) -> Iterator[Iterator[bytes]]:
+def input_lines(
+    path: Path, *, max_bytes: int, line_max: int | None = None
+) -> Iterator[Iterator[bytes]]:
     """The lines of a regular file of at most `max_bytes` (each with its `\\n`), read a block
     at a time, for a file too large to hold whole; UnreadableFile otherwise, before or while
-    reading: `read_input`'s checks (`_open_input`), and the cap held while reading."""
+    reading: `read_input`'s checks (`_open_input`), and the cap held while reading. With
+    `line_max`, a line longer than that (its `\\n` apart) is `LineTooLong` once its first
+    `line_max + 1` bytes are read (never held whole)."""
     with os.fdopen(_open_input(path, max_bytes), "rb") as fh:
-        yield _capped_lines(fh, max_bytes)
+        yield _capped_lines(fh, max_bytes, line_max)
 
 
-def _capped_lines(fh: IO[bytes], max_bytes: int) -> Iterator[bytes]:
+class LineTooLong(UnreadableFile):
+    """A line of an input file longer than the caller's `line_max` (`input_lines`)."""
+
+
+def _capped_lines(fh: IO[bytes], max_bytes: int, line_max: int | None) -> Iterator[bytes]:
     total = 0
     try:
-        while line := fh.readline(max_bytes + 1 - total):
+        while line := fh.readline(
+            min(max_bytes + 1 - total, (line_max or max_bytes) + 1),
+        ):
             total += len(line)
             if total > max_bytes:
                 raise UnreadableFile(f"file is larger than the limit of {max_bytes} bytes")
+            if line_max is not None and len(line) > line_max and not line.endswith(b"\n"):
+                raise LineTooLong(f"a line longer than the limit of {line_max:,} bytes")
             yield line
     except OSError as exc:
         raise UnreadableFile(exc.strerror or str(exc)) from None

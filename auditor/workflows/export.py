@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import csv
+import fcntl
 import gc
 import hashlib
 import io
@@ -32,6 +33,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -46,6 +48,7 @@ from auditor import __version__
 from auditor.common import escape
 from auditor.common.dates import MAX_DAYS, usage_window
 from auditor.common.files import (
+    LineTooLong,
     UnreadableFile,
     atomic_open,
     input_lines,
@@ -76,7 +79,7 @@ from auditor.policy.redacted import (
 )
 from auditor.redact import RULES_VERSION, Redactor
 from auditor.redact.shown import printed_path, shown_value
-from auditor.report import ReportData, write_reports
+from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.report.model import (
     BUNDLE_MANIFEST,
     BUNDLE_MANIFEST_MAX_BYTES,
@@ -102,10 +105,21 @@ MANIFEST_MAX_BYTES = BUNDLE_MANIFEST_MAX_BYTES  # what `verify` reads of one
 SIGNATURE = "manifest.sig"
 PARAMETERS = "run-parameters.json"
 REPORTS_DIR = "reports"
+INPUTS_DIR = "inputs"  # the copies of the policy, waiver and model files
 ANALYTICS = "analytics.jsonl"  # the usage analytics, per day and series, as stored
 #: Reports in the bundle: the five and OSCAL (the PDF is left out: it needs an optional
 #: library and is the HTML again).
 BUNDLE_OUTPUTS = ("html", "md", "json", "sarif", "junit", "oscal")
+#: The stored data, as `_export` writes it (each of these names, from the state file).
+DATA_FILES = ("revisions.jsonl", "reports.jsonl", ANALYTICS, "integrity.json")
+#: The CSV files of a bundle, each derived from the stored data (`write_tables`): `verify`
+#: derives them again from the bundle's JSON lines and compares.
+TABLES = ("revisions.csv", "changes.csv", "reports.csv")
+#: Every file of a bundle but its inputs' copies (named in `run-parameters.json`), its
+#: reports (`REPORT_FILES`), the manifest and its signature: what `export` writes and
+#: `verify` requires (`bundle_layout`).
+BUNDLE_FILES = (*DATA_FILES, *TABLES, PARAMETERS)
+REPORT_FILES = tuple(f"{REPORTS_DIR}/{OUTPUTS[output]}" for output in BUNDLE_OUTPUTS)
 _MAX_INPUT = 64 * 1024 * 1024  # one policy, waiver or model file
 _MAX_KEY = 64 * 1024
 SIGN_HINT = "signing needs the cryptography library: pip install 'auditor[sign]'"
@@ -113,6 +127,10 @@ SIGN_HINT = "signing needs the cryptography library: pip install 'auditor[sign]'
 
 class BundleError(AuditorError):
     """A bundle that cannot be read or evaluated (exit 2)."""
+
+
+class LongLine(BundleError):
+    """A line of a bundle's JSON lines file longer than export writes (`BUNDLE_LINE_MAX`)."""
 
 
 @dataclass(frozen=True)
@@ -244,11 +262,6 @@ def _history_rows(store: Store, table: ListTable, changes: Any) -> Iterator[list
         previous = rev
 
 
-#: The CSV files of a bundle, each derived from the stored data (`write_tables`): `verify`
-#: derives them again from the bundle's JSON lines and compares.
-TABLES = ("revisions.csv", "changes.csv", "reports.csv")
-
-
 def write_tables(out: Path, store: Store, table: ListTable) -> None:
     """revisions.csv and changes.csv, written side by side in one pass over the history (its
     lists diffed as `table` says: the run's `diff_keys`), and reports.csv. `export` writes the
@@ -364,7 +377,7 @@ def _copy_inputs(
         if printed_path(name, request.tokens) != name:
             suffix = Path(name).suffix  # kept when it is a policy file's (it may be the secret)
             name = "not-shown" + (suffix if suffix.lower() in _POLICY_SUFFIXES else ".yaml")
-        bundled = f"inputs/policies/{index:03d}-{name}"
+        bundled = f"{INPUTS_DIR}/policies/{index:03d}-{name}"
         own = rule_literals(redactor, literals, pf.rule_ids)
         redacted = _copied(out, bundled, Path(pf.path), raw, redact, own)
         kept = {"redacted": True} if redacted else {"sha256": pf.sha256}
@@ -374,9 +387,9 @@ def _copy_inputs(
         # refuse a broken file (or a waiver of a rule no policy has) before writing more
         load_waivers(request.waivers, KnownRules(r.id for r in policy.rules))
         raw = _read(request.waivers, "waivers")
-        redacted = _copied(out, "inputs/waivers.yaml", request.waivers, raw, redact)
+        redacted = _copied(out, _WAIVERS_COPY, request.waivers, raw, redact)
         # named as the run's reports name it (`load_inputs`: `display_path`)
-        waivers = {"bundled": "inputs/waivers.yaml",
+        waivers = {"bundled": _WAIVERS_COPY,
                    "shown": display_path(str(request.waivers), request.cwd, request.tokens),
                    **({"redacted": True} if redacted else {})}  # fmt: skip
     model_path = request.readiness_model or DEFAULT_MODEL_PATH
@@ -387,18 +400,22 @@ def _copy_inputs(
             raise PolicyError(exc.problems) from None
         raise
     raw = _read(model_path, "readiness model")
-    redacted = _copied(out, "inputs/readiness-model.yaml", model_path, raw, redact)
+    redacted = _copied(out, _MODEL_COPY, model_path, raw, redact)
     return {
         "policies": files,
         "waivers": waivers,
         "readinessModel": {
-            "bundled": "inputs/readiness-model.yaml",
+            "bundled": _MODEL_COPY,
             "shown": display_path(str(request.readiness_model), request.cwd, request.tokens)
             if request.readiness_model
             else "(shipped)",
             **({"redacted": True} if redacted else {}),
         },
     }, policy
+
+
+_WAIVERS_COPY = f"{INPUTS_DIR}/waivers.yaml"
+_MODEL_COPY = f"{INPUTS_DIR}/readiness-model.yaml"
 
 
 def _recordable(path: str) -> None:
@@ -428,9 +445,7 @@ def export_bundle(
     `finish(manifest)`, when given, is the export's last step (the command's closing line): an
     error or interrupt up to its end removes the bundle too, so a command that ends with an
     interrupt (exit 130/143) never leaves a complete bundle a CI job would take for a failure."""
-    # os.path: Path.exists raises on a name too long for the file system; mkdir says why below
-    if os.path.exists(out) and (not out.is_dir() or any(out.iterdir())):
-        raise AuditorError(f"{out} exists and is not an empty folder: choose a new --out")
+    check_out(out)
     key = _load_private_key(request.sign_key) if request.sign_key else None  # before any write
     # the folders this export makes (`out` and any missing parent), innermost first
     created = [p for p in (out, *out.absolute().parents) if not os.path.lexists(p)]
@@ -444,14 +459,38 @@ def export_bundle(
             finish(manifest)
         return manifest
     except BaseException:
-        # a folder it cannot list (made under umask 0477) stays: the error raised says why
-        with contextlib.suppress(OSError):
-            for child in out.iterdir():  # only what this export wrote: the folder was empty
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-        for folder in created:  # the folders this export made go too; an empty one given stays
-            with contextlib.suppress(OSError):  # (one something else wrote to stays as well)
-                folder.rmdir()
+        remove_bundle(out, created)
         raise
+
+
+class OutTaken(AuditorError):
+    """`--out` holds something already: nothing of it is the export's to remove."""
+
+
+def check_out(out: Path) -> None:
+    """Refuse an `--out` that is neither missing nor an empty folder (`auditor export` checks
+    it again once it holds the folder: another command may have written there meanwhile)."""
+    # os.path: Path.exists raises on a name too long for the file system; mkdir says why later
+    if os.path.exists(out) and (not out.is_dir() or any(out.iterdir())):
+        raise OutTaken(f"{out} exists and is not an empty folder: choose a new --out")
+
+
+def remove_bundle(out: Path, created: Sequence[Path] = ()) -> None:
+    """What a failed export wrote in `out`, and no more: the files it writes by name
+    (`BUNDLE_FILES`, the manifest and its signature) and the folders it makes for its inputs'
+    copies and its reports (it made them: `out` was empty when it began), then the folders
+    `created` for `out` (innermost first), each only if empty. Anything else in `out` stays
+    (two exports into one folder removed each other's files: T97 #1). A folder it cannot list
+    (made under umask 0477) stays: the error raised says why."""
+    for name in (*BUNDLE_FILES, MANIFEST, SIGNATURE):
+        with contextlib.suppress(OSError):
+            (out / name).unlink(missing_ok=True)
+    for folder in (INPUTS_DIR, REPORTS_DIR):
+        if os.path.isdir(out / folder) and not os.path.islink(out / folder):
+            shutil.rmtree(out / folder, ignore_errors=True)
+    for made in created:  # an empty folder given stays; one something else wrote to as well
+        with contextlib.suppress(OSError):
+            made.rmdir()
 
 
 def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[str, JSON]:
@@ -469,10 +508,14 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         }
         for i in store.integrity_issues()
     ]
-    _write(out / "revisions.jsonl", _jsonl(map(_revision_line, store.iter_revisions())))
-    _write(out / "reports.jsonl", _jsonl(map(_report_line, store.iter_reports())))
-    _write(out / ANALYTICS, _jsonl(_analytics_lines(store)))
-    _write(out / "integrity.json", dumps_pretty(issues))
+    data_files = {  # (each a stream, written in `DATA_FILES`'s order: a name left out fails)
+        "revisions.jsonl": _jsonl(map(_revision_line, store.iter_revisions())),
+        "reports.jsonl": _jsonl(map(_report_line, store.iter_reports())),
+        ANALYTICS: _jsonl(_analytics_lines(store)),
+        "integrity.json": dumps_pretty(issues),
+    }
+    for name in DATA_FILES:
+        _write(out / name, data_files[name])
     write_tables(out, store, list_table_from_config(request.diff_keys or {}))
     parameters = {
         "runId": request.run_id,
@@ -706,6 +749,40 @@ def bundle_files(out: Path) -> list[str]:
         name
         for name, mode, _ in bundle_entries(out, refuse)
         if name not in (MANIFEST, SIGNATURE) and (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
+    ]
+
+
+#: What an earlier release's `export` did not write yet of this release's layout: 0.1.0 (since
+#: `verify` was there) wrote all but the usage analytics; 0.2.0 what this release does.
+_NOT_YET_WRITTEN = {"0.1.0": (ANALYTICS,)}
+
+
+def bundle_layout(params: Mapping[str, Any] | None, release: Any = __version__) -> list[str]:
+    """Every file `export` of `release` (a bundle's `toolVersion`; one this release does not
+    know is held to this release's) writes besides the manifest and its signature: the stored
+    data, the CSV files, the run parameters, the reports and the inputs' copies that `params`
+    (the bundle's run parameters, None when they cannot be read) names. `verify` requires
+    each; a test holds a fresh bundle's files to it."""
+    later = _NOT_YET_WRITTEN.get(release, ()) if isinstance(release, str) else ()
+    names = [name for name in (*BUNDLE_FILES, *REPORT_FILES) if name not in later]
+    if params is not None:
+        names += [name for name, _ in bundled_inputs(params)]
+    return names
+
+
+def bundled_inputs(params: Mapping[str, Any]) -> list[tuple[str, tuple[str | int, ...]]]:
+    """The input copies run parameters `params` name, each with the JSON path naming it (an
+    entry out of shape left out: `parameter_problems` names it)."""
+    entries: list[tuple[Any, tuple[str | int, ...]]] = []
+    policies = params.get("policies")
+    for n, entry in enumerate(policies if isinstance(policies, list) else ()):
+        entries.append((entry, ("policies", n, "bundled")))
+    for key in ("waivers", "readinessModel"):
+        entries.append((params.get(key), (key, "bundled")))
+    return [
+        (entry["bundled"], at)
+        for entry, at in entries
+        if isinstance(entry, dict) and isinstance(entry.get("bundled"), str)
     ]
 
 
@@ -961,22 +1038,59 @@ def _bundle_read(bundle: Path, name: str) -> bytes:
         raise BundleError(f"{bundle / name}: cannot read: {exc.reason}") from None
 
 
-def _lines(bundle: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The JSON lines of bundle file `name`, numbered, read a line at a time: a
-    revisions.jsonl of 100,000 revisions is 1 GB, and was read whole and split (2 GB)."""
-    path = bundle / name
+#: The longest line of a bundle's JSON lines files: one stored item (a revision with its
+#: settings, a readiness report, a day's analytics series) is at most one API response, 64 MiB,
+#: and its line at most twice that (its secrets as markers, its wrapper). Longer is no line
+#: export writes, refused before it is held whole: one of 300 MB took `verify` to 965 MB.
+BUNDLE_LINE_MAX = 128 * 1024 * 1024
+
+
+def bundle_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The lines of a bundle's JSON lines file `path`, numbered and split as a split of the
+    whole file splits them (`splitlines`), read a line at a time (a revisions.jsonl of 100,000
+    revisions is 1 GB); a line longer than `BUNDLE_LINE_MAX` is a BundleError at its number,
+    as is a file that cannot be read."""
+    number = 0
     try:
-        with input_lines(path, max_bytes=BUNDLE_MAX_BYTES) as raw_lines:
-            # `splitlines` of each line: the pieces (and numbers) a split of the whole file gave
-            pieces = (piece for raw in raw_lines for piece in raw.splitlines())
-            for number, line in enumerate(pieces, 1):
-                try:
-                    item = orjson.loads(line)
-                except orjson.JSONDecodeError as exc:
-                    raise BundleError(f"{path}:{number}: not valid JSON: {exc}") from None
-                yield number, item
+        with input_lines(path, max_bytes=BUNDLE_MAX_BYTES, line_max=BUNDLE_LINE_MAX) as lines:
+            for raw in lines:
+                for piece in raw.splitlines():
+                    number += 1
+                    yield number, piece
+    except LineTooLong:
+        raise LongLine(
+            f"{path}:{number + 1}: a line longer than {BUNDLE_LINE_MAX:,} bytes, which export "
+            "never writes (one stored item is at most one 64 MiB API response): not read"
+        ) from None
     except UnreadableFile as exc:
         raise BundleError(f"{path}: cannot read: {exc.reason}") from None
+
+
+#: orjson's words for a parse it had no memory for (a JSONDecodeError, which is no fault of
+#: the line's).
+_NO_PARSE_MEMORY = "Not enough memory to allocate buffer for parsing"
+
+
+def parsed_line(line: bytes) -> Any:
+    """A bundle line's JSON value; orjson's error for it, or a MemoryError when it had no
+    memory to parse it (never called invalid JSON: T97 #3)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if str(exc).startswith(_NO_PARSE_MEMORY):
+            raise MemoryError(_NO_PARSE_MEMORY) from None
+        raise
+
+
+def _lines(bundle: Path, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON lines of bundle file `name`, numbered, parsed (`bundle_lines`)."""
+    path = bundle / name
+    for number, line in bundle_lines(path):
+        try:
+            item = parsed_line(line)
+        except orjson.JSONDecodeError as exc:
+            raise BundleError(f"{path}:{number}: not valid JSON: {exc}") from None
+        yield number, item
 
 
 def _hashed(value: Any, digest: Any, what: str) -> Any:
@@ -1203,6 +1317,11 @@ def _inside(bundle: Path, name: object, at: tuple[str | int, ...], *, links: boo
         os.path.islink(path)
         or any(os.path.islink(bundle / folder) for folder in Path(text).parents[:-1])
     )
+    if "\0" in text:  # (no file's name holds one: the re-run ended `unexpected ValueError`)
+        raise BundleError(
+            f"{bundle / PARAMETERS}: {render(at)}: holds a NUL byte, which no file's name can "
+            "hold: not a file inside the bundle"
+        )
     if not text or Path(text).is_absolute() or ".." in parts or linked:
         shown = printed_path(text, _TOKENS.get())
         raise BundleError(
@@ -1379,6 +1498,68 @@ def _usage_days(bundle: Path, params: dict[str, Any], day: date | None) -> int |
     return days
 
 
+#: How long a scratch folder no process holds is left alone (`make_scratch`): one just made
+#: is held a moment later, and one of a release that held none may still be in use.
+SCRATCH_STALE_SECONDS = 3600
+
+
+def make_scratch(prefix: str) -> tuple[Path, int | None]:
+    """A new folder `prefix…` under TMPDIR, held by this process (an exclusive `flock` on it,
+    which the kernel lets go when the process ends, however it ends) until `drop_scratch`;
+    and the descriptor holding it (None where the file system has no `flock`). First, each
+    folder of that prefix that no process holds and that has not changed for
+    `SCRATCH_STALE_SECONDS` is removed: what `export` or `verify` killed by `kill -9` (or
+    the OOM killer) left, which stayed forever (T97 #5). An OSError when it cannot be made."""
+    _remove_stale(prefix)
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return folder, None
+    with contextlib.suppress(OSError):  # no flock here: used unheld (never taken for stale)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return folder, fd
+
+
+def drop_scratch(folder: Path, fd: int | None) -> None:
+    """Remove a scratch folder `make_scratch` made, then let go of it."""
+    shutil.rmtree(folder, ignore_errors=True)
+    if fd is not None:
+        os.close(fd)
+
+
+def _remove_stale(prefix: str) -> None:
+    """Remove this user's scratch folders of `prefix` under TMPDIR that no process holds and
+    that have not changed for `SCRATCH_STALE_SECONDS` (`make_scratch`); any it cannot tell
+    (another user's, one it cannot open or lock) stays."""
+    root = tempfile.gettempdir()
+    try:
+        with os.scandir(root) as listing:
+            names = [e.name for e in listing if e.name.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            st = os.lstat(path)
+            if (
+                not stat.S_ISDIR(st.st_mode)
+                or st.st_uid != os.getuid()
+                or time.time() - st.st_mtime < SCRATCH_STALE_SECONDS
+            ):
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: in use (OSError: kept)
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
 #: Where a bundle is evaluated, which an error there names (not "the state file": the user's
 #: is not to blame, TMPDIR is).
 _SCRATCH = "the scratch state file the bundle is evaluated in (in TMPDIR)"
@@ -1397,7 +1578,7 @@ def evaluate_bundle(
     assert options is not None
     loaded = _loaded(bundle, params)
     try:
-        scratch = Path(tempfile.mkdtemp(prefix="auditor-bundle-"))
+        scratch, hold = make_scratch("auditor-bundle-")
     except OSError as exc:
         raise StoreWriteError(f"{_SCRATCH}: cannot make it: {exc.strerror or exc}") from None
     try:
@@ -1409,33 +1590,48 @@ def evaluate_bundle(
     except StoreError as exc:  # this process's own file: TMPDIR (full, no descriptor left)
         raise StoreWriteError(f"{_SCRATCH}: {exc}") from None
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        drop_scratch(scratch, hold)
     org = str(params.get("org") or "")
     return replace(outcome.data, org=org, not_compared=BUNDLE_NOT_COMPARED)
 
 
 __all__ = [
+    "BUNDLE_FILES",
+    "BUNDLE_LINE_MAX",
     "BUNDLE_OUTPUTS",
+    "DATA_FILES",
+    "INPUTS_DIR",
     "MANIFEST",
     "NOT_REPRODUCED",
     "NOT_REPRODUCED_WHY",
     "PARAMETERS",
     "REPORTS_DIR",
+    "REPORT_FILES",
     "SECRETS_NOTE",
     "SIGNATURE",
     "TABLES",
     "BundleError",
     "ExportRequest",
+    "LongLine",
+    "OutTaken",
     "bundle_entries",
     "bundle_files",
+    "bundle_layout",
+    "bundle_lines",
     "bundle_tokens",
+    "bundled_inputs",
+    "check_out",
+    "drop_scratch",
     "evaluate_bundle",
     "export_bundle",
     "load_public_key",
+    "make_scratch",
     "not_reproduced_warning",
     "parameter_problems",
+    "parsed_line",
     "reading_as",
     "redaction_record",
+    "remove_bundle",
     "result_statuses",
     "write_tables",
 ]

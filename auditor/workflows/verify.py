@@ -17,9 +17,7 @@ import hashlib
 import itertools
 import os
 import re
-import shutil
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,29 +31,38 @@ from auditor.common.files import UnreadableFile, input_lines, read_input
 from auditor.common.paths import render
 from auditor.errors import AuditorError, PolicyError, ReportError, StoreWriteError
 from auditor.evaluate.readiness import InvalidModel
+from auditor.models import STATUSES
 from auditor.redact.shown import printed_path, shown_value
 from auditor.report import OUTPUTS, ReportData, write_reports
 from auditor.store.database import Store
 from auditor.workflows.export import (
     BUNDLE_MAX_BYTES,
     BUNDLE_OUTPUTS,
+    DATA_FILES,
     MANIFEST,
     MANIFEST_MAX_BYTES,
     NOT_REPRODUCED,
+    NOT_REPRODUCED_WHY,
     PARAMETERS,
     REPORTS_DIR,
     SECRETS_NOTE,
     SIGNATURE,
     TABLES,
     BundleError,
+    LongLine,
     bundle_entries,
+    bundle_layout,
+    bundle_lines,
     bundle_object,
     bundle_tokens,
+    bundled_inputs,
+    drop_scratch,
     evaluate_bundle,
     file_digest,
     load_public_key,
-    not_reproduced_warning,
+    make_scratch,
     parameter_problems,
+    parsed_line,
     reading_as,
     redaction_record,
     result_statuses,
@@ -127,6 +134,8 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
             out.problems.append(f"{MANIFEST}: {at}: {fault[1]}")
         if ".." in Path(name).parts or Path(name).is_absolute():
             out.problems.append(f"manifest: {_name(name)!r} is not a path inside the bundle")
+        elif (wrong := _not_plain(name)) is not None:
+            out.problems.append(f"{MANIFEST}: {render(('files', _key_shown(name)))}: {wrong}")
         elif (folder := _linked_folder(bundle, name)) is not None:
             linked[folder] = linked.get(folder, 0) + 1
             out.digests[name] = None  # not read through the link: never intact, nor reproduced
@@ -154,7 +163,43 @@ def _check_files(bundle: Path, files: dict[str, Any], out: Verification) -> None
             f"altered: {_name(folder)} is a symbolic link, not a folder of the bundle: the {count} "
             f"file(s) {MANIFEST} lists under it were not read through it"
         )
-    out.problems.extend(_unlisted_entries(bundle, files, linked))
+    plain = {name: entry for name, entry in files.items() if _not_plain(name) is None}
+    out.problems.extend(_unlisted_entries(bundle, plain, linked))
+
+
+def _not_plain(name: str) -> str | None:
+    """What is wrong with a manifest's key that is not a file's plain relative path, as export
+    writes each (`inputs/waivers.yaml`: names between single `/`, none `.`); None when it is
+    one. An alias (`./revisions.csv`, `reports//findings.json`) counted its file twice, an
+    empty name read `altered:  is not …`, a NUL ended `verify` with `unexpected ValueError`
+    (T97 #4, #5). (`..` and an absolute path are named apart.)"""
+    if not name:
+        return "an empty name, not a file of the bundle"
+    if "\0" in name:
+        return "a name holding a NUL byte, which no file's name can hold"
+    if any(part in ("", ".") for part in name.split("/")):
+        plain = "/".join(part for part in name.split("/") if part not in ("", "."))
+        return (
+            f"not a file's plain path in the bundle (export writes {_name(plain)!r}): each "
+            "file is listed once, by its own path"
+        )
+    return None
+
+
+def _inputs_inside(params: dict[str, Any] | None) -> list[tuple[str, tuple[str | int, ...]]]:
+    """The inputs' copies the run parameters name by a file's plain path inside the bundle
+    (`bundled_inputs`); another is named at its JSON path by the parameters' check."""
+    return [
+        (name, at)
+        for name, at in bundled_inputs(params or {})
+        if _not_plain(name) is None and ".." not in name.split("/") and not name.startswith("/")
+    ]
+
+
+def _key_shown(name: str) -> str:
+    """A manifest key as a JSON path shows it: what looks like a secret not shown (`_name`),
+    judged apart on each side of a NUL (which the line shows as `\\u0000`)."""
+    return "\0".join(_name(piece) if piece else piece for piece in name.split("\0"))
 
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -453,7 +498,9 @@ def _written_version(bundle: Path) -> Any:
 _NOT_REPRODUCED_KEYS = ("rule", "subject", "run", "bundle")
 
 
-def _not_reproduced(manifest: dict[str, Any], out: Verification) -> list[dict[str, str]] | None:
+def _not_reproduced(
+    manifest: dict[str, Any], out: Verification, rerun: bool
+) -> list[dict[str, str]] | None:
     """manifest.json's `notReproduced` (the results `export` found the bundle judges otherwise
     than the run: the bundle holds secrets as markers), noted once read; a problem when it is not a
     non-empty list of such entries (None then, and when there is none: a bundle whose every
@@ -476,10 +523,49 @@ def _not_reproduced(manifest: dict[str, Any], out: Verification) -> list[dict[st
             "non-empty list of {rule, subject, run, bundle}"
         )
         return None
+    for index, entry in enumerate(differ):
+        for key in ("run", "bundle"):
+            if entry[key] not in _VERDICTS:
+                out.problems.append(
+                    f"manifest: {NOT_REPRODUCED}[{index}].{key} is {_shown_value(entry[key])}, "
+                    f"but auditor writes a result's status ({', '.join(_VERDICTS)})"
+                )
+        if entry["run"] == entry["bundle"]:
+            out.problems.append(
+                f"manifest: {NOT_REPRODUCED}[{index}] gives the run and the bundle one verdict, "
+                f"{_shown_value(entry['run'])}, but auditor names only a result they judge "
+                "otherwise"
+            )
     # each of the (at most 5) entries the note shows, its values as a problem shows one
     shown = [{k: _name(v) for k, v in d.items()} for d in differ[:5]]
-    out.notes.append(not_reproduced_warning(shown + differ[5:]))
+    out.notes.append(_not_reproduced_note(shown + differ[5:], checked=rerun))
     return differ
+
+
+#: A result's verdict as `notReproduced` gives it (`export._not_reproduced`: `absent`, a
+#: result one of the two evaluations does not have).
+_VERDICTS = (*STATUSES, "absent")
+
+
+def _not_reproduced_note(differ: list[dict[str, str]], *, checked: bool) -> str:
+    """`verify`'s note of manifest.json's `notReproduced`: each entry's `bundle` verdict is
+    checked against the re-run (`checked`; not with `--no-rerun`), its `run` verdict cannot
+    be: the bundle holds nothing of the run's results (its reports are its own evaluation's,
+    the state file the run read is not in it), so it is given as manifest.json's word, never
+    as a fact verify found (an invented `run: pass` was repeated as one: T97 #2)."""
+    bundle = "checked against the re-run" if checked else "not checked: --no-rerun"
+    shown = "; ".join(
+        f"{d.get('rule')} on {d.get('subject')}: {d.get('bundle')} in the bundle, "
+        f"{d.get('run')} in the run as manifest.json states"
+        for d in differ[:5]
+    )
+    more = f"; and {len(differ) - 5} more" if len(differ) > 5 else ""
+    return (
+        f"{len(differ)} result(s) {NOT_REPRODUCED_WHY}, as manifest.json's {NOT_REPRODUCED} "
+        f"states: {shown}{more}. Each bundle verdict is {bundle}; a run verdict cannot be "
+        "checked, as the bundle holds none of the run's results (only its own evaluation's): "
+        "it is the exporter's word (signed with the manifest when the bundle is signed)"
+    )
 
 
 def _check_not_reproduced(
@@ -566,6 +652,36 @@ def _check_facts(
     return params
 
 
+def _check_layout(
+    bundle: Path, manifest: dict[str, Any], params: dict[str, Any] | None, out: Verification
+) -> None:
+    """Every file the release that made the bundle writes (`export.bundle_layout`: the
+    stored data, the CSV files, the run parameters, the reports, the inputs' copies the run
+    parameters name) that the manifest does not list, named missing: a file deleted with its
+    entry passed, integrity.json among them, read as no integrity issue (T97 #2). The release
+    is the one `toolVersion` names, the one findings.json names and the one `redaction` names
+    (each one's files required: a forged `toolVersion` of a release that wrote fewer files
+    leaves none out). One there but not listed is named by the file check already."""
+    redaction = manifest.get("redaction")
+    releases = {
+        manifest.get("toolVersion"),
+        _written_version(bundle),
+        redaction.get("release") if isinstance(redaction, dict) else None,
+    }
+    required: dict[str, str] = {}
+    for release in sorted(releases - {None}, key=str) or [None]:
+        for name in bundle_layout(None, release):
+            if name not in required:
+                shown = _name(str(release), 40) if isinstance(release, str) else __version__
+                required[name] = f"every bundle auditor {shown} writes holds it"
+    for name, at in _inputs_inside(params):
+        required.setdefault(name, f"{PARAMETERS}'s {render(at)} names it")
+    files = manifest["files"]
+    for name, why in required.items():
+        if name not in files and not os.path.lexists(bundle / name):  # (False for a NUL)
+            out.problems.append(f"missing: {_name(name)} ({why}; {MANIFEST} does not list it)")
+
+
 @dataclass
 class _Derived:
     """What the re-run's scratch state file holds, to check the manifest's counts against."""
@@ -623,23 +739,24 @@ def _jsonl_counts(
         return None
     count, largest = 0, None
     try:
-        with input_lines(path, max_bytes=BUNDLE_MAX_BYTES) as lines:
-            for piece in (piece for raw in lines for piece in raw.splitlines()):
-                count += 1
-                if key is None:
-                    continue
-                try:
-                    value = orjson.loads(piece)[key]
-                except (orjson.JSONDecodeError, KeyError, TypeError):
-                    value = None
-                if not isinstance(value, int) or isinstance(value, bool):
-                    out.problems.append(
-                        f"manifest: {facts} cannot be checked: {name}:{count} is not a JSON "
-                        f"line with a {key} number, as export writes it"
-                    )
-                    return None
-                largest = value if largest is None else max(largest, value)
-    except UnreadableFile:
+        for count, piece in bundle_lines(path):
+            if key is None:
+                continue
+            try:
+                value = parsed_line(piece)[key]
+            except (orjson.JSONDecodeError, KeyError, TypeError):
+                value = None
+            if not isinstance(value, int) or isinstance(value, bool):
+                out.problems.append(
+                    f"manifest: {facts} cannot be checked: {name}:{count} is not a JSON "
+                    f"line with a {key} number, as export writes it"
+                )
+                return None
+            largest = value if largest is None else max(largest, value)
+    except LongLine as exc:
+        out.problems.append(f"manifest: {facts} cannot be checked: {exc}")
+        return None
+    except BundleError:  # cannot be read: the file check names why
         return None
     return count, largest
 
@@ -701,8 +818,8 @@ def _check_counts(bundle: Path, manifest: dict[str, Any], out: Verification) -> 
     )
     if reports is not None:
         true["reports"] = reports[0]
-    unlisted = "integrity.json" not in files and not (bundle / "integrity.json").exists()
-    issues = _issues_count(bundle, out) if intact("integrity.json") else 0 if unlisted else None
+    # (a bundle without it is named missing, `_check_layout`: never read as no issue)
+    issues = _issues_count(bundle, out) if intact("integrity.json") else None
     if issues is not None:
         true["integrityIssues"] = issues
     shown = f"{REPORTS_DIR}/findings.json"
@@ -818,10 +935,47 @@ def _cannot_evaluate(exc: AuditorError, out: Verification) -> None:
         out.details[len(out.problems) - 1] = lines
 
 
-def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: Any = None) -> None:
+def _not_to_rerun(
+    bundle: Path, manifest: dict[str, Any], params: dict[str, Any] | None, out: Verification
+) -> list[str]:
+    """The files the re-run would read (the run parameters, the stored data, the inputs'
+    copies) that the file check did not find intact: altered, missing, not a regular file,
+    unreadable or not listed. The re-run would evaluate them as the bundle's: it reads none
+    of them (a 300 MB line of an altered revisions.jsonl was parsed all the same, T97 #3)."""
+    files, layout = manifest["files"], bundle_layout(params, manifest.get("toolVersion"))
+    reads = [PARAMETERS, *DATA_FILES, *(name for name, _ in _inputs_inside(params))]
+    wrong = []
+    for name in dict.fromkeys(reads):
+        listed = files.get(name)
+        if isinstance(listed, dict):
+            found = out.digests.get(name)
+            if found is None or found[0] != listed.get("sha256"):
+                wrong.append(name)
+        elif os.path.lexists(bundle / name) or name in layout:
+            wrong.append(name)
+    return wrong
+
+
+def _rerun(
+    bundle: Path,
+    out: Verification,
+    manifest: dict[str, Any],
+    differ: Any = None,
+    params: dict[str, Any] | None = None,
+) -> None:
+    skipped = _not_to_rerun(bundle, manifest, params, out)
+    if skipped:
+        out.notes.append(
+            f"re-run skipped: it would read {', '.join(_name(n) for n in skipped)}, which the "
+            "file check did not find intact (named below): restore the bundle's own files, "
+            "or export it again, and verify again"
+        )
+        # the run parameters' values all the same, as `--no-rerun` checks them (read already)
+        out.problems.extend(parameter_problems(bundle, params) if params is not None else ())
+        return
     note = _release_note(manifest.get("toolVersion"))
     try:
-        scratch = Path(tempfile.mkdtemp(prefix="auditor-verify-"))
+        scratch, hold = make_scratch("auditor-verify-")
     except OSError as exc:
         raise AuditorError(f"cannot make a scratch folder: {exc.strerror or exc}{_ROOM}") from None
     derived = _Derived()
@@ -876,7 +1030,7 @@ def _rerun(bundle: Path, out: Verification, manifest: dict[str, Any], differ: An
     except ReportError as exc:  # a full disk: the bundle is not to blame (exit 2, not a problem)
         raise AuditorError(f"{exc}{_ROOM}") from None
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        drop_scratch(scratch, hold)
 
 
 def _bundle_name(bundle: Path, filename: Any) -> str | None:
@@ -982,10 +1136,11 @@ def _verified(bundle: Path, key: Path | None, rerun: bool) -> Verification:
     out = Verification()
     _check_files(bundle, manifest["files"], out)
     params = _check_facts(bundle, manifest, out)
-    differ = _not_reproduced(manifest, out)
+    _check_layout(bundle, manifest, params, out)
+    differ = _not_reproduced(manifest, out, rerun)
     _check_signature(bundle, raw, key, out)
     if rerun:
-        _rerun(bundle, out, manifest, differ)
+        _rerun(bundle, out, manifest, differ, params)
     else:  # the counts the re-run would derive, as the bundle's files state them
         _check_counts(bundle, manifest, out)
         # and the run parameters' values, as the re-run reads them (each named at its path)

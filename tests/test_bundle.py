@@ -1055,23 +1055,24 @@ def test_a_bundle_without_a_final_newline_or_with_crlf_lines_still_verifies(copy
 
 def _fifo(path: Path) -> str:
     os.mkfifo(path)
-    return "a named pipe (FIFO), not a regular file"
+    return "altered: revisions.jsonl is not a regular file (a named pipe)"
 
 
 def _to_dev_zero(path: Path) -> str:
     path.symlink_to("/dev/zero")
-    return "a character device, not a regular file"
+    return "altered: revisions.jsonl is not a regular file (a symbolic link)"
 
 
 def _over_16_gib(path: Path) -> str:
     os.truncate(path, (1 << 34) + 1)  # sparse: no disk used
-    return f"file is {(1 << 34) + 1} bytes; the limit is {1 << 34}"
+    return f"altered: revisions.jsonl ({(1 << 34) + 1:,} bytes, manifest.json says"
 
 
 @pytest.mark.parametrize("make", [_fifo, _to_dev_zero, _over_16_gib])
 def test_a_hostile_revisions_file_is_refused_by_the_rerun_not_read(copy: Path, make: Any) -> None:
     """A FIFO is not waited on, /dev/zero not read for ever, a file over the 16 GiB cap not
-    read at all (a child process with a time limit: a hang fails the test, not the suite)."""
+    read at all (a child process with a time limit: a hang fails the test, not the suite):
+    the file check names it, and the re-run, which would read it, is skipped (T97 #3)."""
     import subprocess
     import sys
 
@@ -1088,7 +1089,8 @@ def test_a_hostile_revisions_file_is_refused_by_the_rerun_not_read(copy: Path, m
         env={**os.environ, "NO_COLOR": "1"},
     )
     assert done.returncode == 2, (done.stdout, done.stderr)
-    assert f"{data}: cannot read: {reason}" in done.stderr, done.stderr
+    assert f"auditor: verify: {reason}" in done.stderr, done.stderr
+    assert "auditor: note: re-run skipped: it would read revisions.jsonl," in done.stderr
     assert "Traceback" not in done.stderr
 
 

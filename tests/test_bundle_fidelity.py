@@ -101,7 +101,11 @@ def test_a_literal_hidden_in_a_plain_condition_too_flips_a_result_that_is_named(
     assert re.search(rf"sessionDefaultSettings\.model, not_equals: {marker}", got["copy"])
     assert re.search(rf"env\.ANTHROPIC_MODEL, not_equals: {marker}", got["copy"])
     assert got["verify"][0] == 0, got["verify"]
-    assert "NO-SONNET on settings: fail in the run, pass in the bundle" in got["verify"][2]
+    # verify gives the run's verdict as manifest.json's word: it cannot check it (T97 #2)
+    assert (
+        "NO-SONNET on settings: pass in the bundle, fail in the run as manifest.json states"
+        in got["verify"][2]
+    )
 
 
 LEAKED = "orange-leaked-battery-424242-staple"
@@ -232,7 +236,10 @@ def test_export_names_a_result_the_bundle_cannot_reproduce_and_verify_notes_it(
         "auditor: note: 1 result(s) not reproducible from this bundle because it holds secrets"
         in err
     )
-    assert "TOKEN-PREFIX on settings: error in the run, fail in the bundle" in err
+    assert (
+        "TOKEN-PREFIX on settings: fail in the bundle, error in the run as manifest.json states"
+        in err
+    )
     for edited in ({"rule": "TOKEN-PREFIX"}, [{**manifest["notReproduced"][0], "bundle": "pass"}]):
         copy_ = tmp_path / f"ev-{len(str(edited))}"
         shutil.copytree(tmp_path / "ev", copy_)
@@ -340,7 +347,10 @@ def test_a_word_compared_with_a_value_hidden_by_its_place_flips_a_result_that_is
     ]
     assert "2 result(s) not reproducible from this bundle" in got["export"][2]
     assert got["verify"][0] == 0, got["verify"]
-    assert "NOT-DEBUG on settings: fail in the run, pass in the bundle" in got["verify"][2]
+    assert (
+        "NOT-DEBUG on settings: pass in the bundle, fail in the run as manifest.json states"
+        in got["verify"][2]
+    )
 
 
 def test_a_shipped_pack_export_evaluates_once(tmp_path: Path, monkeypatch: Any) -> None:

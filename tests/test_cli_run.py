@@ -908,7 +908,7 @@ def test_a_name_too_long_for_the_file_system_is_a_clear_error_not_an_unexpected_
             2,
             "auditor: error: cannot use LONG as the report folder: File name too long",
         ),
-        "export": (2, "auditor: error: cannot create LONG: File name too long"),
+        "export": (2, "auditor: error: cannot use LONG as the report folder: File name too long"),
         "verify": (2, "auditor: error: LONG: no such folder (give the evidence bundle's folder)"),
         "config": (2, "auditor: error: LONG: File name too long"),
     }

@@ -53,7 +53,7 @@ def _problems(tmp_path: Path, target: str, condition: str) -> list[str]:
             44,
             "$.rules[0].assert.assert.path: `sandbox` is not a field of a change in `changes` "
             "(path, kind, before, after, old_path), so `sandbox.enabled` is never present "
-            "(did you mean `after.sandbox.enabled`?)",
+            '(did you mean `path: "$.sandbox.enabled"`?)',
         ),
     ],
 )
@@ -144,7 +144,8 @@ def test_a_path_longer_than_data_nests_is_an_error_not_a_recursion_error(tmp_pat
     [said] = _problems(tmp_path, "settings", "{path: " + ".".join(["a"] * 1000) + ", exists: true}")
     assert said == (
         "p.yaml:6:20: error: $.rules[0].assert.path: a path of 1000 steps is never present: "
-        "data nests at most 64 levels"
+        "settings nest at most 64 levels (a change rule's `changes[N].after` adds 3, so 67 "
+        "steps at most)"
     )
 
 
@@ -243,3 +244,69 @@ def test_the_fields_checked_are_the_change_documents() -> None:
     doc = change_document(before, after, with_changes=True)
     assert sorted(doc) == sorted(CHANGE_DOCUMENT_FIELDS)
     assert [sorted(c) for c in doc["changes"]] == [sorted(CHANGE_FIELDS)]
+
+
+@pytest.mark.parametrize(
+    ("condition", "said"),
+    [
+        (
+            "{path: 'changes[path=sandbox.enabled].after', exists: true}",
+            "`sandbox.enabled` is not a change's path as the diff writes it (did you mean "
+            "`$.sandbox.enabled`?), so `changes[path=sandbox.enabled].after` would select no",
+        ),
+        (
+            "{none: changes, assert: {path: path, starts_with: sandbox.}}",
+            "`sandbox.` starts no change's path: the diff writes each from `$` (did you mean "
+            "`$.sandbox.`?)",
+        ),
+        ("{path: after.a, length: {lt: 0}}", "no length meets `lt: 0`"),
+    ],
+)
+def test_more_literals_no_change_or_length_meets_are_errors(
+    tmp_path: Path, condition: str, said: str
+) -> None:
+    """A change's path in a selector or a prefix, and a length below 0 (reviewer R90 #7)."""
+    [problem] = _problems(tmp_path, "change", condition)
+    assert said in problem, problem
+
+
+@pytest.mark.parametrize(
+    "literal", ["$['a[b=c]']", "$.m[?id==1e+16]", "$.hooks['Pre Tool']", "$.x[?n==3]"]
+)
+def test_change_path_literals_the_diff_writes_load(tmp_path: Path, literal: str) -> None:
+    """A literal that is a path as written is not rewritten first (reviewer R90 #8)."""
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "rules:\n  - id: X-1\n    title: t\n    severity: high\n    target: change\n"
+        f"    assert: {{none: changes, assert: {{path: path, equals: {json.dumps(literal)}}}}}\n"
+    )
+    assert len(load_policies([policy]).rules) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("a:\n  b: !!float 0x1F\n", "float"),
+        ("a: !!float 1:30\n", "float"),
+        ("a: !!int 1:30\n", "int"),
+        ("%YAML 1.1\n---\na: !!int 1:30\n", "int"),
+    ],
+)
+def test_a_tagged_number_the_constructor_cannot_read_is_an_error_at_its_place(
+    text: str, kind: str
+) -> None:
+    """It was `p.yaml:1:1: error: a value cannot be read`, with no place (reviewer R90 #6)."""
+    from auditor.policy.yamlsafe import load_text
+
+    with pytest.raises(PolicyError) as info:
+        load_text(text, "p.yaml")
+    said = str(info.value)
+    assert f"a value tagged `!!{kind}` is not written as one" in said and ":1:1:" not in said
+
+
+def test_tagged_values_the_constructor_reads_still_load() -> None:
+    from auditor.policy.yamlsafe import load_text
+
+    text = "a: !!timestamp 2026-1-1\nb: !!float 30\nc: !!float -3_0\nd: !!int 0x1F\n"
+    data = load_text(text, "p.yaml").data
+    assert (str(data["a"]), data["b"], data["c"], data["d"]) == ("2026-01-01", 30.0, -30.0, 31)

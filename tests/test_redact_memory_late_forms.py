@@ -419,3 +419,55 @@ def test_ordinary_hex_stays_as_it_is_while_secrets_are_remembered() -> None:
     r.redact_json({"customModels": [{"apiKey": LONG}]})
     text = "sha256 " + "ab" * 32 + " uuid 123e4567-e89b-12d3-a456-426614174000 deadbeefcafe"
     assert r.redact_text(text) == text
+
+
+def test_a_memoised_text_is_redacted_again_for_the_hex_or_reverse_of_a_later_secret() -> None:
+    """A text redacted (and memoised) before the secret was learned showed its hex, mixed
+    case too, or the secret reversed, once 5 other secrets were learned with it; and
+    `stale_secrets` missed it, so a stored row was not rewritten (reviewer R90 #1)."""
+    hexed = LONG.encode().hex()
+    for written in ("detail " + hexed, "x " + hexed[:30].upper() + hexed[30:], "r " + LONG[::-1]):
+        r = Redactor(KEY)
+        assert r.redact_text(written) == written
+        others = [{"apiKey": f"other-secret-value-{i}-xyzzy"} for i in range(4)]
+        r.redact_json({"customModels": [{"apiKey": LONG}, *others]})
+        out = r.redact_text(written)
+        assert "[secret fp:" in out and hexed not in out.lower() and LONG[::-1] not in out
+        assert LONG in r.stale_secrets()
+
+
+@pytest.mark.parametrize("glued", ["41{h}", "{h}41", "00{h}ff"])
+def test_hex_glued_to_more_hex_is_hidden_by_a_fingerprint(glued: str) -> None:
+    """A later run knowing the secret by its fingerprint alone missed its hex glued to more
+    hex at an even place: the byte before it is no word boundary (reviewer R90 #2)."""
+    first = Redactor(KEY)
+    first.redact_json({"customModels": [{"apiKey": LONG}]})
+    later = Redactor(KEY)
+    later.memory.recall(first.memory.drain())
+    out = later.redact_text("buf " + glued.format(h=LONG.encode().hex()))
+    assert LONG.encode().hex() not in out and "[secret fp:" in out, out
+
+
+def test_the_callers_token_glued_in_hex_still_reads_token() -> None:
+    """`err 41<hex of the token>` read `err [secret fp:…]`, the run's marker, where it read
+    `err 41[token]` (reviewer R90 #4)."""
+    from auditor.redact.shown import markers_named
+
+    token = "tok_4625b059281d06138c9bb22f"
+    r = Redactor(KEY)
+    r.register(token)
+    for written, shown in (("err 41{h}", "err 41[token]"), ("err {h}", "err [token]")):
+        text = r.redact_text(written.format(h=token.encode().hex()))
+        assert markers_named(text, r, [token]) == shown
+
+
+def test_long_hex_runs_are_not_kept_in_the_cache() -> None:
+    """8,192 runs of any length were kept with their decodings (reviewer R90 #5)."""
+    from auditor.redact.memory import _hex_run
+
+    r = Redactor(KEY)
+    r.redact_json({"customModels": [{"apiKey": LONG}]})
+    before = _hex_run.cache_info().currsize
+    for i in range(20):
+        r.redact_text(f"blob {i:02x}" + "ab" * 5000)
+    assert _hex_run.cache_info().currsize == before

@@ -387,3 +387,24 @@ def test_json_whose_strings_cannot_be_placed_is_refused_with_advice_that_fits() 
         redacted_source(text, "m.json", redact)
     said = str(caught.value)
     assert "in JSON whose strings cannot be placed" in said and "quoted string" not in said
+
+
+def test_an_integer_spelling_a_secret_in_hex_is_never_copied() -> None:
+    """`equals: 0x<hex of a remembered key>`: an integer, so no string the copy rewrites;
+    it was copied as written (reviewer R90 #3). Refused, as a value no marker can stand in."""
+    from auditor.redact import Redactor as _Redactor
+
+    secret = "orange-leaked-battery-424242-staple"
+    for literal in (f"0x{secret.encode().hex()}", str(int(b"Zr8!mQ2w".hex(), 16))):
+        remembered = secret if literal.startswith("0x") else "Zr8!mQ2w"
+        text = _rule("").replace("equals: true", f"equals: {literal}")
+        redactor = _Redactor(b"k" * 32)
+        redactor.redact_json({"customModels": [{"apiKey": remembered}]})
+        found: dict[str, list[str]] = {}
+        flagged = flagged_secrets(redactor, [(text, "p.yaml")], found)
+        redact = secrets_hidden(redactor, flagged, found)
+        with pytest.raises(PolicyError) as caught:
+            redacted_source(text, "p.yaml", redact)
+        assert "in a number (its hex spells it)" in str(caught.value)
+    text = _rule("").replace("equals: true", "equals: 1234567890123")  # an ordinary number
+    assert redacted_source(text, "p.yaml", redact) == text

@@ -8,6 +8,7 @@ problems found, each with the YAML path where it occurs so the loader can attach
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 import re
@@ -45,13 +46,14 @@ KIND_OPS = frozenset(
 _CHANGES, _KIND = Key("changes"), Key("kind")
 _BEFORE, _AFTER = Key("before"), Key("after")
 _PATH, _OLD_PATH = Key("path"), Key("old_path")
-#: Steps a path may have: data nests at most 64 levels (`fetch.shape.MAX_DEPTH`, and a
-#: policy file's YAML), so a longer one is never present (1,000 steps ended the run with
-#: an unexpected RecursionError: tester T98 #5).
-MAX_PATH_STEPS = 64
+#: Steps a path may have: settings nest at most 64 levels (`fetch.shape.MAX_DEPTH`, and a
+#: YAML input's), and a change rule's `changes[N].after` adds 3, so a longer one is never
+#: present (1,000 steps ended the run with an unexpected RecursionError: tester T98 #5).
+MAX_PATH_STEPS = 67
 # The operators that compare a change's `path` (or `old_path`) with a literal whole: the
 # literal must be a path as the diff writes it (`$.commandDenylist`), or it matches no change.
 EXACT_OPS = frozenset({"equals", "not_equals", "in", "not_in"})
+_STARTS_OPS = frozenset({"starts_with", "starts_with_any"})  # (`$.hooks.` starts a path)
 # The bounds a leaf's number, or a `length:`, is held to: lower (strict?) and upper.
 _LOWER = {"gt": True, "gte": False}
 _UPPER = {"lt": True, "lte": False}
@@ -164,8 +166,9 @@ class Compiler:
         if len(path.steps) > MAX_PATH_STEPS:
             self.fail(
                 where,
-                f"a path of {len(path.steps)} steps is never present: data nests at most "
-                f"{MAX_PATH_STEPS} levels",
+                f"a path of {len(path.steps)} steps is never present: settings nest at most "
+                f"64 levels (a change rule's `changes[N].after` adds 3, so {MAX_PATH_STEPS} "
+                "steps at most)",
             )
             return None
         change = self.target == "change" and (root or self._over_changes) and not on_settings
@@ -186,7 +189,10 @@ class Compiler:
             return True
         whose = "a change rule's document" if root else "a change in `changes`"
         close = difflib.get_close_matches(first.name, fields, n=1, cutoff=0.75)
-        meant = close[0] if close else f"after.{path.text.removeprefix('@.').removeprefix('$.')}"
+        bare = path.text.removeprefix("@.").removeprefix("$.")
+        # (in a change, `after` is the changed value, not the settings: its `path` names the
+        # key it changed, R90 #9)
+        meant = close[0] if close else f"after.{bare}" if root else f'path: "$.{bare}"'
         self.fail(
             where,
             f"`{first.name}` is not a field of {whose} ({', '.join(fields)}), so "
@@ -203,6 +209,15 @@ class Compiler:
         step = steps[1]
         if isinstance(step, Select) and step.field == "kind" and step.value not in CHANGE_KINDS:
             self.fail(where, _not_a_kind(step.value, f"so `{path.text}` would select no change"))
+        if isinstance(step, Select) and step.field in ("path", "old_path"):
+            value = str(step.raw if step.raw is not None else step.value)
+            if (meant := _as_diff_writes(value)) != value:  # (R90 #7)
+                hint = f" (did you mean `{meant}`?)" if meant else ""
+                self.fail(
+                    where,
+                    f"`{value}` is not a change's path as the diff writes it{hint}, so "
+                    f"`{path.text}` would select no change",
+                )
 
     def _leaf(self, raw: Mapping[str, Any], where: Parts, in_element: bool) -> Condition | None:
         names = [k for k in raw if k in REGISTRY]
@@ -284,6 +299,13 @@ class Compiler:
         it: `commandDenylist`, `$.customModels[id=custom:x].baseUrl` (a policy path's
         selector) or `[?id=="custom:x"]` match no change, and the rule passed every step
         (tester T98 #2)."""
+        for spot, value in _text_literals(raw, names, _STARTS_OPS, where):
+            if not value.startswith("$"):  # (`starts_with: sandbox.`: R90 #7)
+                self.fail(
+                    spot,
+                    f"`{value}` starts no change's path: the diff writes each from `$` "
+                    f"(did you mean `$.{value}`?), so this literal would match no change",
+                )
         for spot, value in _text_literals(raw, names, EXACT_OPS, where):
             meant = _as_diff_writes(value)
             if meant == value:
@@ -427,7 +449,9 @@ def _satisfiable(bounds: Mapping[str, Any], *, integers: bool) -> bool:
             strict = _UPPER.get(name, False)
             if bound < high or (bound == high and strict):
                 high, high_strict = bound, strict
-    if integers:  # the least and greatest integers within them
+    if integers:  # the least and greatest integers within them (a length is 0 or more)
+        if low < 0:
+            low, low_strict = 0, False
         if math.isfinite(low) and (low_strict or low != math.floor(low)):
             low = math.floor(low) + 1
         if math.isfinite(high) and (high_strict or high != math.ceil(high)):
@@ -460,6 +484,8 @@ def _as_diff_writes(text: str) -> str | None:
     `[?id=='x']` (None: no reading of it)."""
     from auditor.common import paths
 
+    with contextlib.suppress(ValueError):  # as written (`$['a[b=c]']`, `[?n==1e+16]`: R90 #8)
+        return paths.render(paths.parse(text))
     candidate = text if text.startswith("$") else ("$" if text.startswith("[") else "$.") + text
     candidate = re.sub(
         r"\[\??([A-Za-z_$][A-Za-z0-9_$-]*)==?(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[^\]'\"]+)\]",

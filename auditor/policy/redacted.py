@@ -18,6 +18,7 @@ and comments (a result the copy judges otherwise is named in `notReproduced`).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -872,7 +873,6 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
     otherwise than `run` is named by `export` (`notReproduced`: a copy that differs is
     compared)."""
     import bisect
-    import contextlib
     import json
 
     from auditor.policy import yamlparse
@@ -919,6 +919,10 @@ def redacted_source(text: str, file: str, redact: Redact, rules: RuleLiterals | 
             header = text[start + keep : line_end]
             content = min(end, line_end + (2 if text.startswith("\r\n", line_end) else 1))
         spans.append((content, end))
+        if node.tag == _INT_TAG and any(every(t) != t for t in _number_texts(written)):
+            # a number whose hex spells a secret (`0x<its hex>`): no marker can stand in a
+            # number, and it was copied as written (reviewer R90 #3)
+            _refused(file, "in a number (its hex spells it)", "write it as text")
         value = times.get(id(node), node.value)
         if is_json and written.startswith('"'):  # its string as JSON reads it (the compose
             with contextlib.suppress(ValueError):  # read a U+2028 in it as `?`: R86 #4; a
@@ -1090,6 +1094,8 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
         return False
     if any(redact(value) != value for _, value, _ in all_strings(data, ())):
         return False
+    if any(redact(t) != t for n in _large_ints(data) for t in (format(n, "x"), str(n))):
+        return False  # (an integer of a secret's bytes: R90 #3)
     if _held_by_directive_or_tag(text, redact):
         return False
     for m in _COMMENT.finditer(text):
@@ -1097,6 +1103,20 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
         if redact(comment) != comment:
             return False
     return True
+
+
+def _large_ints(data: Any) -> Iterator[int]:
+    """The integers of `data` (keys too) as long as a secret's bytes (6 or more), as absolute
+    values."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) >= 1 << 40:
+            yield abs(item)
 
 
 #: A rule's conditions, where a scalar may be a path or a pattern.
@@ -1400,6 +1420,16 @@ _STR_TAG = "tag:yaml.org,2002:str"
 #: the bundle's evaluation hid it again under a key of its own, so `verify` failed).
 _TIME_TAG = "tag:yaml.org,2002:timestamp"
 _TEXT_TAGS = frozenset({_STR_TAG, _TIME_TAG})
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _number_texts(written: str) -> list[str]:
+    """An integer's text as written and as hex (the redactor finds a secret's bytes in a
+    hex run: an integer of a secret's bytes, whatever base it is written in)."""
+    texts = [written]
+    with contextlib.suppress(ValueError):
+        texts.append(format(abs(int(written.replace("_", ""), 0)), "x"))
+    return texts
 
 
 class _Then:

@@ -30,6 +30,7 @@ from ruamel.yaml.events import (
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.util import timestamp_regexp
 
 from auditor.common.paths import render
 from auditor.errors import PolicyError
@@ -360,19 +361,19 @@ def _an_integer(event: ScalarEvent) -> bool:
 
 _RESOLVER = VersionedResolver()
 _RESOLVER_11 = VersionedResolver(version=(1, 1))  # (a `%YAML 1.1` file's `017`, `1:30`)
-_RESOLVERS = (_RESOLVER, _RESOLVER_11)
 #: An explicit tag of a type other than text: the types its text may be written as, plain,
 #: and how one is written.
 _TYPED_AS = {
     _CORE + "int": ((_CORE + "int",), "an integer such as 30"),
-    _CORE + "float": ((_CORE + "int", _CORE + "float"), "a number such as 0.8"),
-    _CORE + "timestamp": ((_CORE + "timestamp",), "a date such as 2026-01-31"),
-    _CORE + "bool": ((_CORE + "bool",), "true or false"),
+    _CORE + "float": ((_CORE + "float",), "a number such as 0.8"),
+    _CORE + "timestamp": ((), "a date such as 2026-01-31"),
+    _CORE + "bool": ((), "true or false"),
     _CORE + "null": ((_CORE + "null",), "null, ~ or nothing"),
 }
+_DECIMAL = re.compile(r"[-+]?[0-9][0-9_]*")  # an integer `!!float` reads (`!!float 30`: 30.0)
 
 
-def _mistyped(event: ScalarEvent) -> str | None:
+def _mistyped(event: ScalarEvent, version: tuple[int, int] | None = None) -> str | None:
     """The problem of a scalar tagged `!!int`, `!!float`, `!!timestamp`, `!!bool` or `!!null`
     whose text is none of its type's (`!!null <token>`, `!!int ""`): said without quoting it.
     The constructor read `!!null` and `!!bool`'s text as nothing or a bool, so what it held was
@@ -384,10 +385,15 @@ def _mistyped(event: ScalarEvent) -> str | None:
         return None
     types, example = typed
     value = event.value
+    resolver = _RESOLVER_11 if version == (1, 1) else _RESOLVER  # (the file's own YAML: R90 #6)
     if event.tag == _CORE + "bool":
         fits = _is_bool_word(value)
-    else:
-        fits = any(r.resolve(ScalarNode, value, (True, False)) in types for r in _RESOLVERS)
+    elif event.tag == _CORE + "timestamp":  # (what the constructor reads: `2026-1-1` too)
+        fits = timestamp_regexp.match(value) is not None
+    elif event.tag == _CORE + "float" and _DECIMAL.fullmatch(value):
+        fits = True
+    else:  # (not YAML 1.1's base 60, `1:30`, which the constructor does not read)
+        fits = resolver.resolve(ScalarNode, value, (True, False)) in types and ":" not in value
     if fits:
         return None
     kind = str(event.tag)[len(_CORE) :]
@@ -422,6 +428,7 @@ class _Scanner:
         self.nodes = 0
         self.stack: list[_Frame] = []
         self.documents = 0
+        self.version: tuple[int, int] | None = None  # the document's `%YAML` directive's
         self.problems: list[str] = []
 
     def refuse(self, event: Event, message: str, at: str = "") -> None:
@@ -431,6 +438,7 @@ class _Scanner:
     def feed(self, event: Event) -> None:
         if isinstance(event, DocumentStartEvent):
             self.documents += 1
+            self.version = getattr(event, "version", None)
             if self.documents == 2:
                 self.refuse(event, "several YAML documents in one file; keep one per file")
             return
@@ -449,7 +457,7 @@ class _Scanner:
             raise _TooDeep  # building that many objects took minutes and gigabytes
         self._check_node(event)
         is_key = self._take_position(event)
-        if isinstance(event, ScalarEvent) and (said := _mistyped(event)):
+        if isinstance(event, ScalarEvent) and (said := _mistyped(event, self.version)):
             self.refuse(event, said, self._path(is_key))
         if is_key and isinstance(event, ScalarEvent):
             if event.value == "<<" and not event.style and event.tag is None:

@@ -305,7 +305,9 @@ def _read_text(path: Path, max_bytes: int) -> tuple[str, str]:
     except UnicodeDecodeError as exc:
         line, col = byte_position(raw, exc.start)
         message = f"not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start})"
-        if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # (T98 #13)
+        if raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):  # (R90 #9)
+            message += ": it starts with a UTF-32 byte-order mark; save it as UTF-8"
+        elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # (T98 #13)
             message += ": it starts with a UTF-16 byte-order mark; save it as UTF-8"
         raise PolicyError([problem(SourceLocation(file, line, col), "", message)]) from None
 

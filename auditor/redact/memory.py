@@ -735,6 +735,14 @@ class SecretMemory:
         return False
 
     def _holds_value(self, text: str, since: int) -> bool:
+        # a value's hex (in any case) or the value reversed, as `find` finds them: a memoised
+        # redaction made before it was learned was shown with it in clear (reviewer R90 #1)
+        if self._exact.search(text[::-1]) or any(
+            self._exact.search(decoded)
+            for m in _HEX_RUN.finditer(text)
+            for decoded in hex_decodings(m[0])
+        ):
+            return True
         if len(self._order) - since <= 4:  # a few: one by one is quicker than the automaton
             forms, cores, shortest = self._forms_since(since)
             if len(text) < shortest:
@@ -819,6 +827,9 @@ class SecretMemory:
         if self._values:  # a value this process saw, written reversed (T97 #3): `forms` has
             back = text[::-1]  # it reversed; a later process, knowing it by its fingerprint
             found |= {back[at : at + n] for at, n in self._value_spans(back)}  # alone, not
+        if self._fingerprints and len(text) >= 2 * MIN_SECRET_LEN:
+            for m in _HEX_RUN.finditer(text):
+                found |= self._hex_found(m[0], plain=False)
         return found
 
     def hidden(self, text: str, shown: str) -> str:
@@ -865,11 +876,25 @@ class SecretMemory:
         return runs
 
     def _hex_run_holds(self, run: str) -> bool:
-        """Whether hex run `run` holds a remembered secret's bytes and is more than that
-        secret's hex (which is one of its `forms`, hidden as the secret's own marker: the
-        caller's token's as `[token]`)."""
-        found = {s for decoded in hex_decodings(run) for s in self._find_plain(decoded)}
-        return bool(found) and all(s.encode().hex() != run.lower() for s in found)
+        """Whether hex run `run` holds a remembered secret's bytes other than as that
+        secret's hex in one case (one of its `forms`, hidden as the secret's own marker, the
+        rest of the run kept: the caller's token's reads `[token]`, also glued to more hex,
+        reviewer R90 #4); mixed case, the run whole."""
+        found = self._hex_found(run)
+        return any((h := s.encode().hex()) not in run and h.upper() not in run for s in found)
+
+    def _hex_found(self, run: str, *, plain: bool = True) -> set[str]:
+        """The remembered secrets a hex run's bytes hold: between word boundaries (unless not
+        `plain`: `decodings` gave `find` those), and, by fingerprint, glued to other bytes too
+        (`41<hex>`: its `A` before it is no boundary; reviewer R90 #2), for a run of up to
+        `_HEX_GLUED_LEN` digits."""
+        found: set[str] = set()
+        for decoded in hex_decodings(run):
+            if plain:
+                found |= self._find_plain(decoded)
+            if self._fingerprints and len(run) <= _HEX_GLUED_LEN:
+                found |= self.find_glued(decoded, self._lengths)
+        return found
 
     def find_percent_runs(self, text: str) -> list[tuple[int, int, str]]:
         """Where remembered secrets are in `text` written percent-encoded with escapes no
@@ -1056,13 +1081,26 @@ def decodings(text: str, runs: re.Pattern[str] = _B64_SHORT_RUN) -> Iterator[str
 
 #: A run of hex digits long enough to be a remembered secret's hex (6 bytes at least).
 _HEX_RUN = re.compile(rf"[0-9A-Fa-f]{{{2 * MIN_SECRET_LEN},}}")
+#: The longest hex run whose bytes are tried at every place for a secret known only by its
+#: fingerprint (`SecretMemory._hex_found`: 512 bytes, a few thousand fingerprints at most).
+_HEX_GLUED_LEN = 1024
 
 
-@functools.lru_cache(maxsize=_B64_RUNS_KEPT)
 def hex_decodings(run: str) -> tuple[str, ...]:
     """A hex run's bytes as text, read from its first digit and from its second (a secret's
     hex glued after another hex digit, `a736b…`, starts on an odd one), a byte that is no
-    UTF-8 read as U+FFFD: a secret in it is found whatever is around it."""
+    UTF-8 read as U+FFFD: a secret in it is found whatever is around it. A short run's are
+    kept (as base64 runs' are, `_B64_KEPT_LEN`); a long one's made each time, so the cache
+    stays small (reviewer R90 #5: 8,192 runs of any length were kept)."""
+    return _hex_run(run) if len(run) <= _B64_KEPT_LEN else _hex_decode(run)
+
+
+@functools.lru_cache(maxsize=_B64_RUNS_KEPT)
+def _hex_run(run: str) -> tuple[str, ...]:
+    return _hex_decode(run)
+
+
+def _hex_decode(run: str) -> tuple[str, ...]:
     found = []
     for start in (0, 1):
         digits = run[start : start + (len(run) - start) // 2 * 2]

@@ -35,6 +35,7 @@ E2E_MODULES = frozenset(
         "test_signals",
         "test_state_file",
         "test_review",
+        "test_review_pack_weakenings",
         "test_cli_outputs",
         "test_store_postgres",
         "test_orgs",

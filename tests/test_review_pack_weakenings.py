@@ -103,7 +103,7 @@ WEAKENINGS: dict[str, tuple[Callable[[dict[str, Any]], Any], int, dict[str, str]
     "timeout-0": (
         lambda s: _guard(s)["hooks"][0].update(timeout=0),
         1,
-        {"CHG-HOK-002": "fail", "BASE-HOK-002": "fail"},
+        {"CHG-HOK-002": "fail", "BASE-HOK-004": "fail"},
     ),
     # 3. autonomy overrides raised
     "Execute-high": (

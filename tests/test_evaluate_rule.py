@@ -20,6 +20,7 @@ from auditor.evaluate.engine import Steps, change_document, evaluate
 from auditor.evaluate.model import EvaluationInputs, RuleResult, UsageInputs
 from auditor.fetch.decode import to_revision
 from auditor.models import Evidence, Revision
+from auditor.operators.hidden import fingerprinting
 from auditor.policy import SHIPPED_POLICY_DIR, PolicySet, load_policies
 from auditor.redact import Redactor
 
@@ -27,6 +28,7 @@ NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
 LONG_VALUE = 300
 Row = tuple[str, str, str]  # rule, subject, verdict as JSON
 GOLDEN = Path(__file__).parent / "golden" / "verdicts"  # <pack>.json per shipped pack
+KEY = b"test-key"  # the redactor's key, which a run (and so the reference) compares markers by
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,7 @@ def shipped() -> PolicySet:
 @pytest.fixture(scope="module")
 def inputs() -> EvaluationInputs:
     data = generate_dataset()  # the history only: readiness data is the emulator's to change
-    redactor = Redactor(b"test-key")
+    redactor = Redactor(KEY)
     history = tuple(
         to_revision(item, redactor, "default", f"$.changes[{i}]")
         for i, item in enumerate(data.history)
@@ -219,7 +221,10 @@ def load_reference(path: Path) -> Reference:
 def test_results_equal_the_reviewed_reference(
     shipped: PolicySet, inputs: EvaluationInputs, update_golden: bool
 ) -> None:
-    got = pack_references(shipped, inputs)
+    # as `auditor run` evaluates: a literal compared with a marker (`{path: after, equals: 0}`
+    # on a step that rotates a key) is decided by the state's key, not an `error`
+    with fingerprinting(Redactor(KEY).marker):
+        got = pack_references(shipped, inputs)
     if update_golden:
         write_references(got)
     want = {path.stem: load_reference(path) for path in sorted(GOLDEN.glob("*.json"))}

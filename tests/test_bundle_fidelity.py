@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -353,16 +354,23 @@ def test_a_word_compared_with_a_value_hidden_by_its_place_flips_a_result_that_is
     )
 
 
-def test_a_shipped_pack_export_evaluates_once(tmp_path: Path, monkeypatch: Any) -> None:
-    """No shipped rule compares a literal (but a marker's own text, `[secret `) with a value
-    hidden by its place, and no copy of the shipped files hides anything: `export` gives no
-    second evaluation to a bundle that can judge nothing otherwise."""
+def test_a_shipped_pack_export_evaluates_twice_for_the_rules_that_judge_a_changes_value(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Two shipped rules compare a literal with a change's `after` under `changes[]` (which may
+    be any place, a secret one too): CHG-AUT-003 (an override's level, `off` … `high`) and
+    CHG-HOK-002 (a hook's `timeout` set to 0). Every other shipped rule compares only a
+    marker's own text (`[secret `) with a value hidden by its place. So `export` of the
+    shipped packs evaluates again over the state file (as it does for such a policy of your
+    own) and, on the emulator's data, the bundle reproduces every verdict."""
     from auditor.emulator import start_emulator
     from auditor.policy import SHIPPED_POLICY_DIR, load_policies
     from auditor.policy.redacted import compares_secret_place
     from auditor.workflows import export
 
-    assert not compares_secret_place(load_policies([SHIPPED_POLICY_DIR]))
+    shipped = load_policies([SHIPPED_POLICY_DIR])
+    comparing = {r.id for r in shipped.rules if compares_secret_place(replace(shipped, rules=(r,)))}
+    assert comparing == {"CHG-AUT-003", "CHG-HOK-002"}
     (tmp_path / "p.yaml").write_text(WORD)
     assert compares_secret_place(load_policies([tmp_path / "p.yaml"]))
     calls: list[object] = []
@@ -373,11 +381,10 @@ def test_a_shipped_pack_export_evaluates_once(tmp_path: Path, monkeypatch: Any) 
         assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
         code, out, err = run_cli(["export", "--out", "ev"], env=env, cwd=tmp_path)
         assert code == 0, out + err
-        assert calls == []
-        code, out, err = run_cli(["export", "--policy", "p.yaml", "--out", "ev2"], env=env,
-                                 cwd=tmp_path)  # fmt: skip
-        assert code == 0, out + err
         assert len(calls) == 1
+        assert "not reproducible" not in err
+        manifest = json.loads((tmp_path / "ev" / "manifest.json").read_text())
+        assert not manifest.get("notReproduced")
 
 
 LEADING_ZERO = """rules:

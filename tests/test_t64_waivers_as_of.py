@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -160,6 +161,12 @@ def test_verify_lists_a_bundles_readiness_model_problems_one_a_line(
     text = model.read_text(encoding="utf-8")
     assert "scope: application" in text
     model.write_text(text.replace("scope: application", "scope: applicatixn"), encoding="utf-8")
+    # the manifest rewritten to match (verify re-runs no file its hash check found altered)
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    entry = manifest["files"]["inputs/readiness-model.yaml"]
+    entry["sha256"] = hashlib.sha256(model.read_bytes()).hexdigest()
+    entry["bytes"] = model.stat().st_size
+    (bundle / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     code, _, err = run_cli(["verify", str(bundle)], {}, tmp_path, now=FIXED_NOW)
     assert code == 2
     assert "\\u000a" not in err and "\\n" not in err

@@ -1094,7 +1094,7 @@ def _unchanged(text: str, data: Any, redact: Redact) -> bool:
         return False
     if any(redact(value) != value for _, value, _ in all_strings(data, ())):
         return False
-    if any(redact(t) != t for n in _large_ints(data) for t in (format(n, "x"), str(n))):
+    if any(redact(h) != h for n in _large_ints(data) for h in [format(n, "x")]):
         return False  # (an integer of a secret's bytes: R90 #3)
     if _held_by_directive_or_tag(text, redact):
         return False
@@ -1424,9 +1424,11 @@ _INT_TAG = "tag:yaml.org,2002:int"
 
 
 def _number_texts(written: str) -> list[str]:
-    """An integer's text as written and as hex (the redactor finds a secret's bytes in a
-    hex run: an integer of a secret's bytes, whatever base it is written in)."""
-    texts = [written]
+    """An integer's hex, as written (`0x…`) and of its value (the redactor finds a secret's
+    bytes in a hex run: an integer of a secret's bytes, whatever base it is written in). Not
+    its decimal text: a number equal to a numeric secret (a PIN) is copied as written, as a
+    number is judged by its value (a result that differs is named in `notReproduced`)."""
+    texts = [written] if written.lower().lstrip("+-").startswith("0x") else []
     with contextlib.suppress(ValueError):
         texts.append(format(abs(int(written.replace("_", ""), 0)), "x"))
     return texts

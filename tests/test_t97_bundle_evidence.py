@@ -355,3 +355,37 @@ def test_stale_scratch_folders_are_removed_and_held_or_fresh_ones_kept(
     assert code == 0, said + err
     assert sorted(os.listdir(scratch)) == ["auditor-bundle-fresh", "auditor-verify-held"]
     shutil.rmtree(scratch)
+
+
+# -- reviewer R91 ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name", ["reports/report.pdf", "APPROVAL.txt", "inputs/policies/005-extra.yaml"]
+)
+def test_a_file_no_export_writes_listed_and_hashed_does_not_verify(
+    copy: Path,  # noqa: F811
+    name: str,
+) -> None:
+    """A forged `report.pdf`, an approval note or a policy copy the run never evaluated,
+    added with its manifest entry: `Verified …: 20 files match`, exit 0 (reviewer R91 #2)."""
+    (copy / name).write_text("%PDF-1.7 forged\n" if name.endswith(".pdf") else "rules: []\n")
+    _rehash(copy, name)
+    for flags in ((), ("--no-rerun",)):
+        code, _, err = verify(copy, *flags)
+        assert code == 2, err
+        assert f"auditor: verify: extra: {name} is no file auditor export writes " in err
+
+
+@pytest.mark.parametrize("release", [["0.3.0"], {}, 3.0])
+def test_a_release_that_is_no_text_is_a_problem_not_an_unexpected_error(
+    copy: Path,  # noqa: F811
+    release: Any,
+) -> None:
+    """`"toolVersion": ["0.3.0"]` ended verify with `unexpected TypeError: unhashable type`
+    (reviewer R91 #3)."""
+    manifest = _manifest(copy)
+    manifest["toolVersion"] = release
+    _write_manifest(copy, manifest)
+    code, _, err = verify(copy, "--no-rerun")
+    assert code == 2 and "unexpected" not in err and "toolVersion" in err, err

@@ -186,6 +186,21 @@ def _not_plain(name: str) -> str | None:
     return None
 
 
+def _inputs_in_shape(params: dict[str, Any] | None) -> bool:
+    """Whether the run parameters name every input copy by a plain path inside the bundle:
+    a non-empty `policies` list of entries each with its `bundled` path, and those of the
+    waivers and the model (when given) too. Else which copies belong cannot be told, and
+    the parameters' check names what is out of shape."""
+    if params is None:
+        return False
+    policies = params.get("policies")
+    if not isinstance(policies, list) or not policies:
+        return False
+    if not all(isinstance(e, dict) and isinstance(e.get("bundled"), str) for e in policies):
+        return False
+    return len(_inputs_inside(params)) == len(bundled_inputs(params))
+
+
 def _inputs_inside(params: dict[str, Any] | None) -> list[tuple[str, tuple[str | int, ...]]]:
     """The inputs' copies the run parameters name by a file's plain path inside the bundle
     (`bundled_inputs`); another is named at its JSON path by the parameters' check."""
@@ -663,13 +678,16 @@ def _check_layout(
     (each one's files required: a forged `toolVersion` of a release that wrote fewer files
     leaves none out). One there but not listed is named by the file check already."""
     redaction = manifest.get("redaction")
-    releases = {
+    # (a release that is no text is named by the facts' check: it ended verify with
+    # `unexpected TypeError: unhashable type`, reviewer R91 #3)
+    releases = [
         manifest.get("toolVersion"),
         _written_version(bundle),
         redaction.get("release") if isinstance(redaction, dict) else None,
-    }
+    ]
+    named = sorted({r for r in releases if isinstance(r, str)})
     required: dict[str, str] = {}
-    for release in sorted(releases - {None}, key=str) or [None]:
+    for release in named if named else [None]:
         for name in bundle_layout(None, release):
             if name not in required:
                 shown = _name(str(release), 40) if isinstance(release, str) else __version__
@@ -680,6 +698,25 @@ def _check_layout(
     for name, why in required.items():
         if name not in files and not os.path.lexists(bundle / name):  # (False for a NUL)
             out.problems.append(f"missing: {_name(name)} ({why}; {MANIFEST} does not list it)")
+    # A file the manifest lists that no export writes (a `reports/report.pdf`, an
+    # `APPROVAL.txt`, a policy copy the run parameters do not name): it read as certified
+    # evidence (reviewer R91 #2). (A key no file is there for is named missing; one that is
+    # no plain path inside, by the file check; an input copy while the run parameters name
+    # one out of shape, by the parameters' check.)
+    inputs_named = _inputs_in_shape(params)
+    for name in files:
+        if (
+            isinstance(name, str)
+            and name not in required
+            and _not_plain(name) is None
+            and ".." not in name.split("/")
+            and not name.startswith("/")
+            and (inputs_named or not name.startswith("inputs/"))
+            and os.path.lexists(bundle / name)
+        ):
+            out.problems.append(
+                f"extra: {_name(name)} is no file auditor export writes ({MANIFEST} lists it)"
+            )
 
 
 @dataclass

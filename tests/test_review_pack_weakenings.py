@@ -116,14 +116,33 @@ WEAKENINGS: dict[str, tuple[Callable[[dict[str, Any]], Any], int, dict[str, str]
         1,
         {"CHG-AUT-003": "fail"},
     ),
-    # `High` is no autonomy level: BASE-AUT-005 is an error naming it (exit 2, which outranks
-    # findings), and the change rule fails on the new override
+    # `High` is none of the levels BASE-AUT-005 allows: it fails, never passes (as `high`
+    # does), and the change rule fails on the new override
     "url-override-High": (
         lambda s: s["mcpAutonomyUrlOverrides"].append(
             {"urlPattern": "https://*", "defaultLevel": "High"}
         ),
-        2,
-        {"BASE-AUT-005": "error", "CHG-AUT-003": "fail"},
+        1,
+        {"BASE-AUT-005": "fail", "CHG-AUT-003": "fail"},
+    ),
+    # a pattern the list holds at `off`, listed again at `medium` (reviewer R91 #1: passed)
+    "url-override-listed-again": (
+        lambda s: s["mcpAutonomyUrlOverrides"].insert(
+            0, {"urlPattern": "https://mcp.linear.app/*", "defaultLevel": "medium"}
+        ),
+        1,
+        {"CHG-AUT-003": "fail"},
+    ),
+    # a hook moved to an event that rarely fires, the hooks block set to null (R91 #7)
+    "hook-moved-to-another-event": (
+        lambda s: s["hooks"].update(PreCompact=s["hooks"].pop("PreToolUse")),
+        1,
+        {"CHG-HOK-001": "fail", "CHG-HOK-002": "fail"},
+    ),
+    "hooks-null": (
+        lambda s: s.update(hooks=None),
+        1,
+        {"CHG-HOK-001": "fail", "CHG-HOK-002": "fail"},
     ),
     "url-override-high": (
         lambda s: s["mcpAutonomyUrlOverrides"].append(
@@ -180,6 +199,11 @@ HARMLESS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "url-override-added-off": lambda s: s["mcpAutonomyUrlOverrides"].append(
         {"urlPattern": "https://mcp.new.example/*", "defaultLevel": "off"}
     ),
+    "url-overrides-reordered": lambda s: s["mcpAutonomyUrlOverrides"].reverse(),
+    "url-override-with-no-level": lambda s: s["mcpAutonomyUrlOverrides"][0].update(
+        defaultLevel=None
+    ),
+    "a-key-beside-the-overrides": lambda s: s.update(builtInToolAutonomyOverridesNote="high"),
     "nothing": lambda s: None,
 }
 

@@ -223,7 +223,7 @@ def test_a_line_longer_than_the_cap_is_refused_unread(
     for extra in ([], ["--no-rerun"]):
         code, _, err = verify(copy, *extra)
         assert code == 2, err
-        assert f"{data}:2: a line longer than {longest:,} bytes, which export never " in err, err
+        assert f"{data}:2: a line longer than {longest:,} bytes, the most export and " in err, err
         assert "not valid JSON" not in err
 
 

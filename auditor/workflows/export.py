@@ -1038,10 +1038,11 @@ def _bundle_read(bundle: Path, name: str) -> bytes:
         raise BundleError(f"{bundle / name}: cannot read: {exc.reason}") from None
 
 
-#: The longest line of a bundle's JSON lines files: one stored item (a revision with its
-#: settings, a readiness report, a day's analytics series) is at most one API response, 64 MiB,
-#: and its line at most twice that (its secrets as markers, its wrapper). Longer is no line
-#: export writes, refused before it is held whole: one of 300 MB took `verify` to 965 MB.
+#: The longest line of a bundle's JSON lines files that is read: one stored item (a revision
+#: with its settings, a readiness report, a day's analytics series) is at most one API
+#: response, 64 MiB, and its line about that (its secrets as markers: a short secret's marker
+#: is longer than it, so a response of nothing but short secrets could pass this). Longer is
+#: refused before it is held whole: one of 300 MB took `verify` to 965 MB.
 BUNDLE_LINE_MAX = 128 * 1024 * 1024
 
 
@@ -1059,8 +1060,9 @@ def bundle_lines(path: Path) -> Iterator[tuple[int, bytes]]:
                     yield number, piece
     except LineTooLong:
         raise LongLine(
-            f"{path}:{number + 1}: a line longer than {BUNDLE_LINE_MAX:,} bytes, which export "
-            "never writes (one stored item is at most one 64 MiB API response): not read"
+            f"{path}:{number + 1}: a line longer than {BUNDLE_LINE_MAX:,} bytes, the most "
+            "export and verify read of one stored item (one is at most one 64 MiB API "
+            "response): not read"
         ) from None
     except UnreadableFile as exc:
         raise BundleError(f"{path}: cannot read: {exc.reason}") from None

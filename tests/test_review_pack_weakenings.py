@@ -203,7 +203,6 @@ HARMLESS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "url-override-with-no-level": lambda s: s["mcpAutonomyUrlOverrides"][0].update(
         defaultLevel=None
     ),
-    "a-key-beside-the-overrides": lambda s: s.update(builtInToolAutonomyOverridesNote="high"),
     "nothing": lambda s: None,
 }
 

@@ -310,3 +310,14 @@ def test_tagged_values_the_constructor_reads_still_load() -> None:
     text = "a: !!timestamp 2026-1-1\nb: !!float 30\nc: !!float -3_0\nd: !!int 0x1F\n"
     data = load_text(text, "p.yaml").data
     assert (str(data["a"]), data["b"], data["c"], data["d"]) == ("2026-01-01", 30.0, -30.0, 31)
+
+
+def test_a_selector_of_changes_that_are_no_rename_loads(tmp_path: Path) -> None:
+    """`changes[old_path=null]` selects the changes the diff gives no old path (every one but
+    a rename): no path literal to hold to the diff's form."""
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "rules:\n  - id: X-1\n    title: t\n    severity: high\n    target: change\n"
+        "    assert: {path: 'changes[old_path=null].after', exists: true}\n"
+    )
+    assert len(load_policies([policy]).rules) == 1

@@ -209,15 +209,16 @@ class Compiler:
         step = steps[1]
         if isinstance(step, Select) and step.field == "kind" and step.value not in CHANGE_KINDS:
             self.fail(where, _not_a_kind(step.value, f"so `{path.text}` would select no change"))
-        if isinstance(step, Select) and step.field in ("path", "old_path"):
+        # (R90 #7; `old_path=null` selects the changes that are no rename, as the diff writes)
+        if (
+            isinstance(step, Select)
+            and step.field in ("path", "old_path")
+            and step.value is not None
+        ):
             value = str(step.raw if step.raw is not None else step.value)
-            if (meant := _as_diff_writes(value)) != value:  # (R90 #7)
-                hint = f" (did you mean `{meant}`?)" if meant else ""
-                self.fail(
-                    where,
-                    f"`{value}` is not a change's path as the diff writes it{hint}, so "
-                    f"`{path.text}` would select no change",
-                )
+            said = _not_a_change_path(value, f", so `{path.text}` would select no change")
+            if said:
+                self.fail(where, said)
 
     def _leaf(self, raw: Mapping[str, Any], where: Parts, in_element: bool) -> Condition | None:
         names = [k for k in raw if k in REGISTRY]
@@ -306,18 +307,13 @@ class Compiler:
                     f"`{value}` starts no change's path: the diff writes each from `$` "
                     f"(did you mean `$.{value}`?), so this literal would match no change",
                 )
+        so = (
+            ": `$.key.key`, `$['odd key']`, `[N]` in a plain list and `[?id=='value']` in a "
+            "list of items with ids, so this literal would match no change"
+        )
         for spot, value in _text_literals(raw, names, EXACT_OPS, where):
-            meant = _as_diff_writes(value)
-            if meant == value:
-                continue
-            hint = f" (did you mean `{meant}`?)" if meant else ""
-            self.fail(
-                spot,
-                f"`{value}` is not a change's path as the diff writes it{hint}: "
-                "`$.key.key`, `$['odd key']`, `[N]` in a plain list and "
-                "`[?id=='value']` in a list of items with ids, so this literal would "
-                "match no change",
-            )
+            if said := _not_a_change_path(value, so):
+                self.fail(spot, said)
 
     def _check_default(self, raw: Mapping[str, Any], names: list[str], where: Parts) -> None:
         """A `default` of another type than every literal it is compared with (`equals: true,
@@ -418,6 +414,17 @@ def _text_literals(
         for at, value in items:
             if isinstance(value, str):
                 yield ((*where, name) if at is None else (*where, name, at)), value
+
+
+def _not_a_change_path(value: str, so: str) -> str | None:
+    """The problem of a change's path written otherwise than the diff writes it
+    (`commandDenylist`, `[id=x]`), with the form meant when it can be read as one; None for
+    one the diff writes."""
+    meant = _as_diff_writes(value)
+    if meant == value:
+        return None
+    hint = f" (did you mean `{meant}`?)" if meant else ""
+    return f"`{value}` is not a change's path as the diff writes it{hint}{so}"
 
 
 def _not_a_kind(value: Any, so: str) -> str:

@@ -186,6 +186,12 @@ def _not_plain(name: str) -> str | None:
     return None
 
 
+def _plain_inside(name: str) -> bool:
+    """`name` is a file's plain relative path inside the bundle, as export writes each (no
+    alias, no `..`, not absolute)."""
+    return _not_plain(name) is None and ".." not in name.split("/") and not name.startswith("/")
+
+
 def _inputs_in_shape(params: dict[str, Any] | None) -> bool:
     """Whether the run parameters name every input copy by a plain path inside the bundle:
     a non-empty `policies` list of entries each with its `bundled` path, and those of the
@@ -204,11 +210,7 @@ def _inputs_in_shape(params: dict[str, Any] | None) -> bool:
 def _inputs_inside(params: dict[str, Any] | None) -> list[tuple[str, tuple[str | int, ...]]]:
     """The inputs' copies the run parameters name by a file's plain path inside the bundle
     (`bundled_inputs`); another is named at its JSON path by the parameters' check."""
-    return [
-        (name, at)
-        for name, at in bundled_inputs(params or {})
-        if _not_plain(name) is None and ".." not in name.split("/") and not name.startswith("/")
-    ]
+    return [(name, at) for name, at in bundled_inputs(params or {}) if _plain_inside(name)]
 
 
 def _key_shown(name: str) -> str:
@@ -708,9 +710,7 @@ def _check_layout(
         if (
             isinstance(name, str)
             and name not in required
-            and _not_plain(name) is None
-            and ".." not in name.split("/")
-            and not name.startswith("/")
+            and _plain_inside(name)
             and (inputs_named or not name.startswith("inputs/"))
             and os.path.lexists(bundle / name)
         ):

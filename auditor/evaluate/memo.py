@@ -15,7 +15,13 @@ from typing import Any, Generic, Literal, TypeVar
 
 from auditor.evaluate import rule as evaluate_rule
 from auditor.evaluate.conditions import Env
-from auditor.evaluate.projection import Deps, element_reads, projection, strict_json
+from auditor.evaluate.projection import (
+    Deps,
+    document_reads,
+    element_reads,
+    projection,
+    strict_json,
+)
 from auditor.evaluate.rule import Verdict
 from auditor.evaluate.status import ElementMemo, rule_status
 from auditor.models import Status
@@ -39,31 +45,7 @@ CACHE_BUDGET = 32 * 2048
 def rule_reads(rule: Rule) -> tuple[Deps, ...]:
     """The leading keys of every document path `rule` reads (change leaves read both sides)."""
     conds = [c for c in (rule.when, rule.condition) if c is not None]
-    return tuple(sorted({deps for cond in conds for deps in _reads(cond, inside=False)}))
-
-
-def _reads(cond: Condition, *, inside: bool) -> Iterator[Deps]:
-    if isinstance(cond, Leaf):
-        yield from _leaf_reads(cond, inside=inside)
-    elif isinstance(cond, Logic):
-        for child in cond.children:
-            yield from _reads(child, inside=inside)
-    else:
-        if not inside:  # a nested quantifier reads inside the element the outer one read
-            yield cond.path.deps
-        yield from _reads(cond.condition, inside=True)
-
-
-def _leaf_reads(leaf: Leaf, *, inside: bool) -> Iterator[Deps]:
-    if leaf.is_change:  # resolved against both settings sides, wherever the leaf sits
-        for path in leaf.paths:
-            yield ("before", *path.deps)
-            yield ("after", *path.deps)
-    elif not inside:
-        yield from (path.deps for path in leaf.paths)
-    for _, arg, _ in leaf.ops:
-        if isinstance(arg, Ref):  # refs always read from the document root
-            yield arg.path.deps
+    return tuple(sorted({deps for cond in conds for deps in document_reads(cond)}))
 
 
 #: How much of a value a rule's status reads (see `shape_of`): its JSON type, or its type and
@@ -109,7 +91,7 @@ def _status_reads(cond: Condition) -> Iterator[StatusRead]:
             shaped = _shape_only([cond.condition])
             yield cond.path.deps, tuple((d, shaped.get(d)) for d in inner)
             return
-    yield from ((deps, None) for deps in _reads(cond, inside=False))
+    yield from ((deps, None) for deps in document_reads(cond))
 
 
 def _shape_only(conds: Sequence[Condition]) -> dict[Deps, Shape]:

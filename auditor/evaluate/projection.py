@@ -65,6 +65,32 @@ def _element_reads(cond: Condition) -> Iterator[tuple[str, Deps]]:
         yield from (("outside", ()) for kind, _ in _element_reads(cond.condition) if kind != "path")
 
 
+def document_reads(cond: Condition, *, inside: bool = False) -> Iterator[Deps]:
+    """The leading keys of every document path `cond` reads when run on the document (change
+    leaves read both sides; `{ref: …}` arguments read from the root)."""
+    if isinstance(cond, Leaf):
+        yield from _leaf_reads(cond, inside=inside)
+    elif isinstance(cond, Logic):
+        for child in cond.children:
+            yield from document_reads(child, inside=inside)
+    else:
+        if not inside:  # a nested quantifier reads inside the element the outer one read
+            yield cond.path.deps
+        yield from document_reads(cond.condition, inside=True)
+
+
+def _leaf_reads(leaf: Leaf, *, inside: bool) -> Iterator[Deps]:
+    if leaf.is_change:  # resolved against both settings sides, wherever the leaf sits
+        for path in leaf.paths:
+            yield ("before", *path.deps)
+            yield ("after", *path.deps)
+    elif not inside:
+        yield from (path.deps for path in leaf.paths)
+    for _, arg, _ in leaf.ops:
+        if isinstance(arg, Ref):  # refs always read from the document root
+            yield arg.path.deps
+
+
 def element_key(item: Any, reads: Sequence[Deps]) -> Hashable | None:
     """A type-strict key of what `reads` see of `item` (None when it cannot be serialized)."""
     if type(item) is str and () in reads and len(item) <= _SHORT:

@@ -20,10 +20,17 @@ from typing import Any
 
 from auditor.evaluate.env import Env
 from auditor.evaluate.outcome import OutcomeStatus
-from auditor.evaluate.projection import Deps, element_key, element_reads
+from auditor.evaluate.projection import (
+    Deps,
+    document_reads,
+    element_key,
+    element_reads,
+    projection,
+)
 from auditor.evaluate.refs import RefError, resolve_ref
+from auditor.evaluate.sieve import Evaluate, Sieve, sieve_of
 from auditor.models import Status
-from auditor.operators import MISSING, LiteralMismatch, OperandTypeError
+from auditor.operators import MISSING, LiteralMismatch, OperandTypeError, current_marker_of
 from auditor.operators.change import ListsAt
 from auditor.operators.core import enter_scope, leave_scope
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
@@ -45,11 +52,49 @@ class ElementMemo:
 
     def __init__(self, rule: Rule) -> None:
         self.plan: dict[int, tuple[tuple[Deps, ...], dict[Hashable, OutcomeStatus]]] = {}
+        self.steady: dict[int, Steady] = {}
         for cond in (c for c in (rule.when, rule.condition) if c is not None):
             for quantifier in _quantifiers(cond):
                 reads = element_reads(quantifier.condition)
                 if reads is not None:
                     self.plan[id(quantifier)] = (reads, {})
+            self.steady.update((id(part), Steady(reads)) for part, reads in _steady_parts(cond))
+
+
+class Steady:
+    """The last status of one part of a rule that reads only what often stays the same from
+    one document to the next (`_steady_parts`), and what it read then: the same objects (a
+    history's revisions share their unchanged values, `common.jsonutil.Sharing`) or equal
+    scalars give the same status. A change rule's hook or override list that no step touches
+    is judged once, not on each of 10,000 steps."""
+
+    __slots__ = ("reads", "seen", "status")
+
+    def __init__(self, reads: tuple[Deps, ...]) -> None:
+        self.reads = reads
+        self.seen: list[Any] | None = None
+        self.status: OutcomeStatus = "pass"
+
+
+#: Leading keys of a change document that differ on every step (or nearly): a part that reads
+#: them is not kept (see `memo.PER_STEP_FIELDS`).
+_UNSTEADY = frozenset({"changes", "revision", "previous_revision", "updated_at"})
+
+
+def _steady_parts(cond: Condition) -> Iterator[tuple[Condition, tuple[Deps, ...]]]:
+    """The children of `and`/`or`/`not` at the document's root (and below them) worth keeping:
+    no single value leaf (reading it is the check), nothing that reads a per-step field or the
+    whole document."""
+    if not isinstance(cond, Logic):
+        return
+    for child in cond.children:
+        if isinstance(child, Logic):
+            yield from _steady_parts(child)
+        if isinstance(child, Leaf) and not child.is_change:
+            continue
+        reads = tuple(sorted(set(document_reads(child))))
+        if reads and all(deps and deps[0] not in _UNSTEADY for deps in reads):
+            yield child, reads
 
 
 def _quantifiers(cond: Condition) -> Iterator[Quantifier]:
@@ -94,7 +139,10 @@ def condition_status(
         if cond.kind == "not":
             status = condition_status(cond.children[0], node, env, memo)
             return _SWAP.get(status, status)
-        statuses = [condition_status(c, node, env, memo) for c in cond.children]
+        if memo is not None and memo.steady and node is env.root:
+            statuses = [_steady(c, node, env, memo) for c in cond.children]
+        else:
+            statuses = [condition_status(c, node, env, memo) for c in cond.children]
         if cond.kind == "all":
             return _all(statuses)
         return _any(statuses)
@@ -107,14 +155,51 @@ def condition_status(
     if not isinstance(items, list):
         return "error"
     slot = memo.plan.get(id(cond)) if memo is not None else None
-    if slot is None:
+    sieve = sieve_of(cond)
+    if slot is None and sieve is None:
         statuses = [condition_status(cond.condition, item, env, memo) for item in items]
+    elif slot is None:
+        statuses = _elements(cond.condition, items, env, memo, None, {}, sieve)
     else:
-        statuses = _elements(cond.condition, items, env, memo, *slot)
+        statuses = _elements(cond.condition, items, env, memo, *slot, sieve)
     if cond.kind == "each":
         return _all(statuses)
     found = _any(statuses)
     return found if cond.kind == "some" else _SWAP.get(found, found)
+
+
+def _steady(cond: Condition, doc: Any, env: Env, memo: ElementMemo) -> OutcomeStatus:
+    """`condition_status(cond, doc, …)`, the last one kept when `cond` read the same then."""
+    kept = memo.steady.get(id(cond))
+    if kept is None or (env.change is not None and (
+        env.change[0] is not doc.get("before") or env.change[1] is not doc.get("after")
+    )):  # fmt: skip
+        return condition_status(cond, doc, env, memo)
+    seen = [projection(doc, deps) for deps in kept.reads]
+    seen.append(env.now)
+    seen.append(current_marker_of())
+    if kept.seen is not None and _same(seen, kept.seen):
+        return kept.status
+    kept.status = condition_status(cond, doc, env, memo)
+    kept.seen = seen
+    return kept.status
+
+
+def _same(new: list[Any], old: list[Any]) -> bool:
+    """What a part read now is what it read last: the same objects, or equal scalars of one
+    type (`1`, `1.0` and `true` differ)."""
+    for a, b in zip(new, old, strict=True):
+        if a is b:
+            continue
+        if type(a) is list:  # a projection: [depth] or [depth, value]
+            if type(b) is not list or len(a) != len(b) or a[0] != b[0]:
+                return False
+            if len(a) == 1 or a[1] is b[1]:
+                continue
+            a, b = a[1], b[1]
+        if type(a) is not type(b) or type(a) in (dict, list) or a != b:
+            return False
+    return True
 
 
 #: Each quantifier's `element_reads` (None: its inner condition reads outside the element).
@@ -131,9 +216,10 @@ def entry_statuses(cond: Quantifier, items: list[Any], env: Env) -> list[Outcome
         reads = _ENTRY_READS[cond]
     except KeyError:
         reads = _ENTRY_READS[cond] = element_reads(cond.condition)
-    if reads is None:
+    sieve = sieve_of(cond)
+    if reads is None and sieve is None:
         return [condition_status(cond.condition, item, env) for item in items]
-    return _elements(cond.condition, items, env, None, reads, {})
+    return _elements(cond.condition, items, env, None, reads, {}, sieve)
 
 
 def _elements(
@@ -141,13 +227,20 @@ def _elements(
     items: list[Any],
     env: Env,
     memo: ElementMemo | None,
-    reads: tuple[Deps, ...],
+    reads: tuple[Deps, ...] | None,
     known: dict[Hashable, OutcomeStatus],
+    sieve: Sieve | None = None,
 ) -> list[OutcomeStatus]:
-    """Each element's status, reused when what `inner` reads of the element was seen before."""
+    """Each element's status: told by the quantifier's sieve where it can be (see `sieve`),
+    else reused when what `inner` reads of the element was seen before (`reads` not None)."""
     statuses: list[OutcomeStatus] = []
+    evaluate: Evaluate = lambda cond, item: condition_status(cond, item, env, memo)  # noqa: E731
     for item in items:
-        key = element_key(item, reads)
+        status = sieve.decide(item, evaluate) if sieve is not None else None
+        if status is not None:
+            statuses.append(status)
+            continue
+        key = element_key(item, reads) if reads is not None else None
         status = known.get(key) if key is not None else None
         if status is None:
             status = condition_status(inner, item, env, memo)

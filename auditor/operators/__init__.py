@@ -24,7 +24,12 @@ from auditor.operators.core import (
     operator,
     same,
 )
-from auditor.operators.hidden import HiddenValueError, fingerprinting
+from auditor.operators.hidden import (
+    HiddenValueError,
+    current_marker_of,
+    fingerprinting,
+    holds_marker,
+)
 from auditor.operators.timing import parse_version, to_datetime
 
 MODULES = (compare, text, shape, timing, change)
@@ -39,7 +44,9 @@ __all__ = [
     "OperandTypeError",
     "Operator",
     "Ordered",
+    "current_marker_of",
     "fingerprinting",
+    "holds_marker",
     "json_type",
     "operator",
     "parse_version",

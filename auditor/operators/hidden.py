@@ -83,6 +83,12 @@ def fingerprinting(marker_of: MarkerOf | None) -> Iterator[None]:
         _MARKER_OF.reset(token)
 
 
+def current_marker_of() -> MarkerOf | None:
+    """The marker function evaluations run with now (`fingerprinting`), or None: what an
+    answer on a hidden value turns on, so a status kept between evaluations is kept under it."""
+    return _MARKER_OF.get()
+
+
 class HiddenValueError(OperandTypeError):
     """The operator would have to read a value the redactor hid."""
 
@@ -104,7 +110,7 @@ def guarded(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
         if kind is str:
             if MARKER_START in actual:
                 return _on_text(name, fn, actual, rest)
-        elif deep and (kind is list or kind is dict) and actual and _holds(actual):
+        elif deep and (kind is list or kind is dict) and actual and holds_marker(actual):
             if _speaks_of_markers(rest[0]):
                 return fn(actual, *rest)
             if name in _EQUALITY:
@@ -125,7 +131,7 @@ def guarded_change(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
     equal markers, equal values); `increased` / `decreased` read levels only."""
 
     def run(before: Any, after: Any, *rest: Any) -> bool:
-        if name in _PRESENCE or not (_holds(before) or _holds(after)):
+        if name in _PRESENCE or not (holds_marker(before) or holds_marker(after)):
             return fn(before, after, *rest)
         arg = rest[0]
         if _speaks_of_markers(arg):
@@ -133,8 +139,8 @@ def guarded_change(name: str, fn: Callable[..., bool]) -> Callable[..., bool]:
         marker_of = _MARKER_OF.get()
         literals = list(arg.levels) if isinstance(arg, Ordered) else [arg]
         sides = [_as_literal(name, side, literals, marker_of) for side in (before, after)]
-        if name in _DIRECTION and (_holds(sides[0]) or _holds(sides[1])):
-            side = "before" if _holds(sides[0]) else "after"  # a hidden number or level
+        if name in _DIRECTION and (holds_marker(sides[0]) or holds_marker(sides[1])):
+            side = "before" if holds_marker(sides[0]) else "after"  # a hidden number or level
             exc = HiddenValueError(name, before if side == "before" else after)
             exc.side = side
             raise exc
@@ -149,7 +155,7 @@ def _as_literal(name: str, value: Any, literals: list[Any], marker_of: MarkerOf 
     """The literal `value` is (its markers are that literal's parts), or `value` itself,
     which then differs from every literal; HiddenValueError when that turns on a marker and
     there is no key to read it by."""
-    if not _holds(value):
+    if not holds_marker(value):
         return value
     undecided = False
     for literal in literals:
@@ -162,7 +168,7 @@ def _as_literal(name: str, value: Any, literals: list[Any], marker_of: MarkerOf 
     return value
 
 
-def _holds(value: Any) -> bool:
+def holds_marker(value: Any) -> bool:
     """`value` holds a marker somewhere."""
     kind = type(value)
     if kind is str:
@@ -171,9 +177,9 @@ def _holds(value: Any) -> bool:
         try:
             return MARKER_START in "\0".join(value)  # at C speed when every item is a string
         except TypeError:
-            return any(_holds(i) for i in value)
+            return any(holds_marker(i) for i in value)
     if kind is dict:
-        return any(_holds(i) for i in value.values())
+        return any(holds_marker(i) for i in value.values())
     return False
 
 

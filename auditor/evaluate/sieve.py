@@ -1,0 +1,202 @@
+"""Skip what cannot match: a quantifier entry's status decided by one field it reads.
+
+Takes a quantifier whose inner condition is an `all` (or a single condition) and an entry of
+its array; gives the status `status.condition_status` would give the inner condition on the
+entry, without evaluating all of it, or None when that cannot be told this way.
+
+A change rule judges every change of every step (`none: changes`), and most changes are of
+no concern to it: `$.commandDenylist[3]` under a rule on hook paths. Its inner `all` names
+that concern in a child reading one text field of the change (`{path: path, matches:
+'^\\$\\.hooks'}`, `{path: kind, in: [removed]}`): a *gate*. A gate's status on a plain text
+(no redaction marker) is a function of that text alone, so it is kept by the text: a history
+of 10,000 steps writes a few hundred distinct paths. When a gate fails, the `all` fails, unless
+another child is an `error` (an error is never hidden, `status._all`). The other children are
+read for that only when they could be one: each is checked once, when the quantifier is first
+met, to be *safe* (leaves whose operators cannot fail to decide on the values they read: an
+equality or a type test on a change's `before` / `after`, whose leaves take a literal of another
+type as unequal, `Leaf.loose`; an equality, pattern or affix test on a text field), and the
+values they read are checked on each entry to hold no marker (where `operators.hidden` may
+leave an operator undecided). Otherwise the entry is evaluated whole, as before.
+
+Exact by construction: `tests/test_sieve.py` compares every decision with the full evaluation
+over the shipped rules and generated changes, markers and errors included.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from auditor.evaluate.outcome import OutcomeStatus
+from auditor.operators import MISSING, holds_marker
+from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
+from auditor.policy.pathexpr import Key
+from auditor.policy.refs import Ref
+from auditor.redact.plain import MARKER_START
+
+#: Gate statuses one gate keeps by text before it starts over (bounds memory).
+GATE_BUDGET = 4096
+#: Operators that decide on any text without a marker, given text literals (or a pattern).
+_TEXT_SAFE = frozenset(
+    {"equals", "not_equals", "in", "not_in", "matches", "not_matches", "starts_with",
+     "ends_with", "exists", "type"}
+)  # fmt: skip
+#: Operators that decide on any JSON value without a marker in a loose leaf (`Leaf.loose`:
+#: a literal of another type is unequal, not an error).
+_LOOSE_SAFE = frozenset({"equals", "not_equals", "in", "not_in", "exists", "type"})
+
+Evaluate = Callable[[Condition, Any], OutcomeStatus]
+
+
+@dataclass
+class Sieve:
+    """A quantifier's gates (children of its inner `all` that read one field) and what the
+    other children read, as text (`text`) or as any value (`plain`)."""
+
+    gates: tuple[tuple[Condition, str], ...]
+    text: tuple[str, ...]
+    plain: tuple[str, ...]
+    whole: bool  # the inner condition is the one gate itself
+    seen: tuple[dict[str, OutcomeStatus], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        self.seen = tuple({} for _ in self.gates)
+
+    def decide(self, item: Any, evaluate: Evaluate) -> OutcomeStatus | None:
+        """The inner condition's status on `item`, or None: evaluate it whole."""
+        if type(item) is not dict:
+            return None
+        failed = False
+        for (gate, name), seen in zip(self.gates, self.seen, strict=True):
+            value = item.get(name)
+            if type(value) is not str or MARKER_START in value:
+                return None
+            status = seen.get(value)
+            if status is None:
+                status = evaluate(gate, item)
+                if len(seen) >= GATE_BUDGET:
+                    seen.clear()
+                seen[value] = status
+            if self.whole or status == "error":
+                return status  # an error in an `all` is its status, whatever the rest gives
+            failed = failed or status == "fail"
+        if not failed:
+            return None
+        for name in self.text:
+            value = item.get(name, "")
+            if type(value) is not str or MARKER_START in value:
+                return None
+        for name in self.plain:
+            if holds_marker(item.get(name)):
+                return None
+        return "fail"
+
+
+_SIEVES: weakref.WeakKeyDictionary[Quantifier, Sieve | None] = weakref.WeakKeyDictionary()
+
+
+def sieve_of(cond: Quantifier) -> Sieve | None:
+    """The quantifier's sieve (made once), or None when its inner condition has no gate or
+    a child that is not safe."""
+    try:
+        return _SIEVES[cond]
+    except KeyError:
+        found = _SIEVES[cond] = _make(cond.condition)
+        return found
+
+
+def _make(inner: Condition) -> Sieve | None:
+    name = _gate_field(inner)
+    if name is not None:
+        return Sieve(((inner, name),), (), (), whole=True)
+    if not isinstance(inner, Logic) or inner.kind != "all":
+        return None
+    gates: list[tuple[Condition, str]] = []
+    text: set[str] = set()
+    plain: set[str] = set()
+    for child in inner.children:
+        name = _gate_field(child)
+        if name is not None:
+            gates.append((child, name))
+        elif not _safe(child, text, plain):
+            return None
+    if not gates:
+        return None
+    return Sieve(tuple(gates), tuple(sorted(text)), tuple(sorted(plain)), whole=False)
+
+
+def _leaves(cond: Condition) -> list[Leaf] | None:
+    """The leaves of `and`/`or`/`not` over leaves; None when there is a quantifier below."""
+    if isinstance(cond, Leaf):
+        return [cond]
+    if isinstance(cond, Logic):
+        found: list[Leaf] = []
+        for child in cond.children:
+            below = _leaves(child)
+            if below is None:
+                return None
+            found.extend(below)
+        return found
+    return None
+
+
+def _field(leaf: Leaf) -> str | None:
+    """The one field of the entry every path of `leaf` reads (`path`, `kind`), or None."""
+    names = set()
+    for path in leaf.paths:
+        step = path.steps[0] if len(path.steps) == 1 else None
+        if not isinstance(step, Key):
+            return None
+        names.add(step.name)
+    return names.pop() if len(names) == 1 else None
+
+
+def _pure(leaf: Leaf) -> bool:
+    """The leaf reads nothing but its entry: no `{ref: …}`, no clock, no change operator."""
+    return not leaf.is_change and all(
+        op.kind != "time" and not isinstance(arg, Ref) for op, arg, _ in leaf.ops
+    )
+
+
+def _gate_field(cond: Condition) -> str | None:
+    """The field a gate reads: every leaf reads that one field, and nothing else."""
+    leaves = _leaves(cond)
+    if not leaves or not all(_pure(leaf) for leaf in leaves):
+        return None
+    names = {_field(leaf) for leaf in leaves}
+    if len(names) != 1 or None in names:
+        return None
+    return names.pop()
+
+
+def _texts(arg: Any) -> bool:
+    """A literal of text only (a string, a list of strings) or a compiled pattern."""
+    if isinstance(arg, str):
+        return True
+    if isinstance(arg, list):
+        return all(isinstance(a, str) for a in arg)
+    return isinstance(getattr(arg, "pattern", None), str)
+
+
+def _safe(cond: Condition, text: set[str], plain: set[str]) -> bool:
+    """`cond` cannot be an `error` on an entry whose `text` fields are texts without a
+    marker and whose `plain` fields hold no marker (the fields it reads are added)."""
+    leaves = _leaves(cond)
+    if leaves is None:
+        return False
+    for leaf in leaves:
+        name = _field(leaf)
+        if name is None or not _pure(leaf) or leaf.default is not MISSING:
+            return False
+        names = {op.name for op, _, _ in leaf.ops}
+        if leaf.loose and names <= _LOOSE_SAFE:
+            plain.add(name)
+        elif names <= _TEXT_SAFE and all(
+            op.name in ("exists", "type") or _texts(arg) for op, arg, _ in leaf.ops
+        ):
+            text.add(name)
+        else:
+            return False
+    return True

@@ -1,0 +1,360 @@
+"""Skip what cannot change (issue 13): a change rule's status is the same with the engine's two
+shortcuts as without them, over generated steps — changes at every kind of path (hooks,
+overrides, models, unrelated keys, keys holding a redacted secret), values of every JSON type,
+markers whole and inside text, broken entries — with and without the key that decides
+comparisons with markers:
+
+- the *sieve* (`evaluate.sieve`): a change at a path no gate of the rule matches is judged by
+  the gate alone, unless another part of the rule could be an `error` on it;
+- the *steady parts* (`status.Steady`): a part of a rule that reads only settings (the URL
+  override list of CHG-AUT-003) is judged again only when what it reads is no longer the same
+  object (a history's revisions share their unchanged values).
+
+The reference is the plain evaluation: no sieve, no memo."""
+
+from __future__ import annotations
+
+import copy
+import random
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from auditor.common.jsonutil import share_equal
+from auditor.evaluate import sieve as sieve_module
+from auditor.evaluate import status as status_module
+from auditor.evaluate.conditions import Env
+from auditor.evaluate.rule import run_rule
+from auditor.evaluate.sieve import sieve_of
+from auditor.evaluate.status import ElementMemo, rule_status
+from auditor.operators import fingerprinting
+from auditor.policy import SHIPPED_POLICY_DIR, load_policies
+from auditor.policy.conditions import Logic, Quantifier
+from auditor.policy.model import Rule
+from auditor.redact import Redactor
+
+NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
+R = Redactor(b"test-key-sieve")
+SECRET = "sk-live-0123456789abcdef"
+MARK = R.marker(SECRET)
+OTHER = R.marker("another-secret-value-42")
+
+# Rules the shipped packs lack: a gate on `kind`, a gate that is an `error` on every change
+# (`gt` on text), a gate reading a field that may be absent, a part that cannot be sieved
+# (`matches` on a change's value), a `default`, a single-gate condition, nested `any` / `not`.
+CUSTOM = r"""
+rules:
+  - {id: S-KIND, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {all: [{path: kind, equals: removed},
+                                            {path: path, matches: '^\$\.hooks'},
+                                            {path: before, in: [x, 1, null]}]}}}
+  - {id: S-ERR, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {all: [{path: path, gt: 3}, {path: kind, equals: added}]}}}
+  - {id: S-OLD, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {all: [{path: old_path, starts_with: "$.hooks"},
+                                            {path: after, equals: x}]}}}
+  - {id: S-UNSAFE, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {all: [{path: path, starts_with: "$.mcp"},
+                                            {path: after, matches: "high"}]}}}
+  - {id: S-DEFAULT, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {all: [{path: path, starts_with: "$.mcp"},
+                                            {path: old_path, equals: "$.x", default: "$.x"}]}}}
+  - {id: S-WHOLE, title: t, severity: low, target: change,
+     assert: {some: changes, assert: {any: [{path: path, ends_with: ".timeout"},
+                                            {not: {path: path, matches: "\\["}}]}}}
+  - {id: S-ANY, title: t, severity: low, target: change,
+     assert: {each: changes, assert: {all: [{path: path, not_matches: '^\$\.customModels'},
+                                            {any: [{path: after, type: object},
+                                                   {not: {path: kind, in: [added]}},
+                                                   {path: before, not_equals: {a: 1}}]}]}}}
+  - {id: S-TEXT, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {all: [{path: path, starts_with: "$.mcp"},
+                                            {any: [{path: old_path, in: ["$.a"]},
+                                                   {path: kind, equals: added}]}]}}}
+  - {id: S-TWO, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {all: [{path: path, starts_with: "$.mcp"},
+                                            {path: [after, before], matches: "high"}]}}}
+  - {id: S-CLOCK, title: t, severity: low, target: change,
+     assert: {all: [{any: [{path: after.when, within_days: 30}, {path: after.flag, equals: zzz}]},
+                    {none: changes, assert: {path: path, starts_with: "$.list"}}]}}
+  - {id: S-STEADY, title: t, severity: low, target: change,
+     assert: {all: [{each: after.list, assert: {any: [{path: level, in: ["off", null]},
+                                                    {path: url, in: {ref: "before.list[*].url"}}]}},
+                    {not: {path: flag, to: true}},
+                    {none: changes, assert: {path: path, starts_with: "$.list"}}]}}
+"""
+
+
+def change_rules() -> list[Rule]:
+    shipped = [r for r in load_policies([SHIPPED_POLICY_DIR]).rules if r.target == "change"]
+    return [*shipped, *_custom()]
+
+
+def _custom() -> list[Rule]:
+    folder = Path(tempfile.mkdtemp(prefix="auditor-sieve-"))
+    try:
+        (folder / "custom.yaml").write_text(CUSTOM)
+        return list(load_policies([folder / "custom.yaml"]).rules)
+    finally:
+        shutil.rmtree(folder)
+
+
+PATHS = [
+    "$.hooks",
+    "$.hooks.PreToolUse",
+    "$.hooks.PreToolUse[0].hooks[0].command",
+    "$.hooks.PreToolUse[0].hooks[0].timeout",
+    "$.hooks.PreToolUse[0].matcher",
+    "$.hooks.hooksDisabled",
+    "$.hooks['Pre Tool'][0]",
+    "$.builtInToolAutonomyOverrides.Execute",
+    "$.mcpAutonomyOverrides.evil",
+    f"$.mcpAutonomyOverrides['{MARK}']",
+    "$.mcpAutonomyUrlOverrides",
+    "$.mcpAutonomyUrlOverrides[0]",
+    "$.mcpAutonomyUrlOverrides[1].defaultLevel",
+    f"$.mcpAutonomyUrlOverrides[?urlPattern=='{MARK}'].defaultLevel",
+    "$.customModels",
+    "$.customModels[?id=='custom:a'].baseUrl",
+    f"$.customModels[?id=='{MARK}'].hosted",
+    "$.commandDenylist",
+    "$.commandDenylist[3]",
+    "$.commandBlocklist",
+    "$.sandbox.enabled",
+    "$.sandbox.network.allowedDomains[0]",
+    "$.maxAutonomyLevel",
+    "$.list[0]",
+    f"$.x{MARK}y",
+    "",
+]
+KINDS = ["added", "removed", "changed", "type_changed", "renamed", "item_added", "item_removed"]
+VALUES: list[Any] = [
+    None, True, False, 0, 5, 2.5, "", "x", "off", "low", "medium", "high", "High", "^$",
+    MARK, OTHER, f"curl -H 'Authorization: {MARK}' https://x", SECRET,
+    [], [1, "a"], [MARK], {}, {"a": 1}, {"command": MARK}, {"PreToolUse": []},
+    {"urlPattern": "https://a", "defaultLevel": "high"},
+]  # fmt: skip
+
+_value = st.sampled_from(VALUES)
+
+
+@st.composite
+def change(draw: st.DrawFn) -> Any:
+    if draw(st.integers(0, 30)) == 0:  # a broken entry
+        return draw(st.sampled_from([None, "x", [], {"kind": "added"}, {"path": 5, "kind": "x"}]))
+    entry: dict[str, Any] = {
+        "path": draw(st.sampled_from(PATHS)),
+        "kind": draw(st.sampled_from(KINDS)),
+        "before": draw(_value),
+        "after": draw(_value),
+        "old_path": draw(st.sampled_from([None, None, "$.hooks.Old", f"$.{MARK}", 3])),
+    }
+    if draw(st.integers(0, 10)) == 0:
+        del entry[draw(st.sampled_from(sorted(entry)))]
+    return entry
+
+
+_SIDE = st.fixed_dictionaries(
+    {},
+    optional={
+        "list": st.lists(
+            st.fixed_dictionaries({"url": st.sampled_from(["a", "b", MARK]), "level": _value}),
+            max_size=3,
+        ),
+        "flag": _value,
+        "mcpAutonomyUrlOverrides": st.lists(
+            st.fixed_dictionaries(
+                {"urlPattern": st.sampled_from(["https://a", MARK]), "defaultLevel": _value}
+            ),
+            max_size=3,
+        ),
+        "hooks": st.sampled_from([None, {}, {"hooksDisabled": True}, {"hooksDisabled": MARK}]),
+        "allowManagedHooksOnly": _value,
+    },
+)
+
+
+@contextmanager
+def plain() -> Iterator[None]:
+    """Evaluate without the sieve (the memo is left out by passing none)."""
+    saved = status_module.sieve_of
+    status_module.sieve_of = lambda cond: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        status_module.sieve_of = saved
+
+
+def _reference(rule: Rule, doc: Any, env: Env) -> str:
+    with plain():
+        return rule_status(rule, doc, env)
+
+
+RULES = change_rules()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(
+        st.tuples(_SIDE, _SIDE, st.lists(change(), max_size=6), st.booleans()),
+        min_size=1,
+        max_size=5,
+    ),
+    keyed=st.booleans(),
+)
+def test_the_shortcuts_give_the_plain_status(
+    steps: list[tuple[dict[str, Any], dict[str, Any], list[Any], bool]], keyed: bool
+) -> None:
+    memos = [ElementMemo(rule) for rule in RULES]
+    last: dict[str, Any] | None = None
+    with fingerprinting(R.marker if keyed else None):
+        for before, after, changes, keep in steps:
+            if keep and last is not None:
+                before = last  # the step after reads the very object the last one did
+            share_equal(before, after)  # unchanged values the same objects, as stored
+            doc = {"before": before, "after": after, "changes": changes}
+            env = Env(NOW, (before, after))
+            for rule, memo in zip(RULES, memos, strict=True):
+                expected = _reference(rule, doc, env)
+                assert rule_status(rule, doc, env) == expected, (rule.id, doc)
+                assert rule_status(rule, doc, env, memo) == expected, (rule.id, doc)
+                assert run_rule(rule, doc, env).status == expected, (rule.id, doc)
+            last = after
+
+
+def test_a_kept_part_follows_the_key_and_the_clock() -> None:
+    """A steady part is kept under the marker function and the clock it was judged with: the
+    same objects judged with the key, then without it, give the answer each gives."""
+    rule = next(r for r in _custom() if r.id == "S-STEADY")
+    memo = ElementMemo(rule)
+    before = {"list": [{"url": "a", "level": "off"}]}
+    after = {"list": [{"url": MARK, "level": "high"}]}
+    doc = {"before": before, "after": after, "changes": []}
+    # keyed: the hidden url is not "a", and the level is high: fail
+    with fingerprinting(R.marker):
+        assert rule_status(rule, doc, Env(NOW, (before, after)), memo) == "fail"
+    # no key: whether the hidden url is "a" cannot be told: error, not the kept "fail"
+    with fingerprinting(None):
+        assert rule_status(rule, doc, Env(NOW, (before, after)), memo) == "error"
+    later = Env(NOW + timedelta(days=1), (before, after))
+    with fingerprinting(R.marker):
+        assert rule_status(rule, doc, later, memo) == "fail"
+    # a clock: the same objects a month later give the later answer
+    clock = next(r for r in _custom() if r.id == "S-CLOCK")
+    memo = ElementMemo(clock)
+    side = {"when": "2026-10-20T00:00:00Z", "flag": "no"}
+    doc = {"before": side, "after": side, "changes": []}
+    assert rule_status(clock, doc, Env(NOW, (side, side)), memo) == "pass"
+    month = Env(NOW + timedelta(days=30), (side, side))
+    assert rule_status(clock, doc, month, memo) == "fail"
+
+
+def test_an_equal_copy_is_judged_again() -> None:
+    """Only the same objects are taken as unchanged; an equal copy is judged (and gives the
+    same), a changed one gives its own status."""
+    rule = next(r for r in _custom() if r.id == "S-STEADY")
+    memo = ElementMemo(rule)
+    before = {"list": [{"url": "a", "level": "off"}]}
+    after = {"list": [{"url": "a", "level": "high"}]}
+    env = Env(NOW, (before, after))
+    doc = {"before": before, "after": after, "changes": []}
+    assert rule_status(rule, doc, env, memo) == "pass"
+    copied = copy.deepcopy(after)
+    copied["list"].append({"url": "new", "level": "high"})
+    doc2 = {"before": before, "after": copied, "changes": []}
+    assert rule_status(rule, doc2, Env(NOW, (before, copied)), memo) == "fail"
+
+
+def _quantifiers_over_changes(rule: Rule) -> Iterator[Quantifier]:
+    stack: list[Any] = [rule.condition]
+    while stack:
+        cond = stack.pop()
+        if isinstance(cond, Logic):
+            stack.extend(cond.children)
+        elif isinstance(cond, Quantifier):
+            if cond.path.text == "changes":
+                yield cond
+            stack.append(cond.condition)
+
+
+@pytest.mark.parametrize(
+    "rule_id",
+    ["CHG-AUT-003", "CHG-HOK-001", "CHG-HOK-002", "CHG-CMD-001", "CHG-SBX-002", "CHG-MCP-002"],
+)
+def test_the_shipped_change_rules_are_sieved(rule_id: str) -> None:
+    """The shipped rules whose cost the sieve was built for keep being sieved: a change at
+    an unrelated path is told by its gate, and most of their checks are never made on it."""
+    rule = next(r for r in RULES if r.id == rule_id)
+    found = list(_quantifiers_over_changes(rule))
+    assert found, rule_id
+    assert all(sieve_of(q) is not None for q in found), rule_id
+    doc = {"before": {}, "after": {}, "changes": [
+        {"path": "$.unrelated[3]", "kind": "changed", "before": 1, "after": 2, "old_path": None}
+    ]}  # fmt: skip
+    calls = 0
+    real = status_module.condition_status
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return real(*args, **kwargs)
+
+    env = Env(NOW, (doc["before"], doc["after"]))
+    with fingerprinting(R.marker):
+        sieve_module._SIEVES.clear()
+        status_module.condition_status = counting  # type: ignore[assignment]
+        try:
+            rule_status(rule, doc, env)
+            first = calls
+            calls = 0
+            rule_status(rule, doc, env)  # the gate's answer for this path is kept
+        finally:
+            status_module.condition_status = real  # type: ignore[assignment]
+        with plain():
+            assert rule_status(rule, doc, env) == rule_status(rule, doc, env)
+    assert calls < first, (rule_id, calls, first)
+
+
+def test_an_error_on_an_unrelated_change_still_shows() -> None:
+    """`matches` on a change's value is an error on a number: the gate on the path fails,
+    but the value is no text a gate's answer is kept for, so the change is judged whole and
+    the error shows even where the path is of no concern to the rule."""
+    rule = next(r for r in _custom() if r.id == "S-UNSAFE")
+    doc = {"before": {}, "after": {}, "changes": [
+        {"path": "$.other", "kind": "changed", "before": 1, "after": 2, "old_path": None}
+    ]}  # fmt: skip
+    assert rule_status(rule, doc, Env(NOW, ({}, {}))) == "error"
+
+
+def test_random_histories_as_stored() -> None:
+    """A longer walk: 300 steps over a list of overrides and hooks that changes now and then,
+    shared as the store shares it, every rule memoised as a run memoises it."""
+    rng = random.Random(7)
+    memos = [ElementMemo(rule) for rule in RULES]
+    side: dict[str, Any] = {"mcpAutonomyUrlOverrides": [], "list": [], "flag": False}
+    with fingerprinting(R.marker):
+        for _ in range(300):
+            after = copy.deepcopy(side)
+            if rng.random() < 0.2:
+                after["list"].append({"url": rng.choice(["a", "b", MARK]), "level": "high"})
+            if rng.random() < 0.1:
+                after["flag"] = rng.choice([True, False, MARK])
+            share_equal(side, after)
+            changes = [
+                {"path": rng.choice(PATHS), "kind": rng.choice(KINDS), "before": rng.choice(VALUES),
+                 "after": rng.choice(VALUES), "old_path": None}
+                for _ in range(rng.randint(0, 3))
+            ]  # fmt: skip
+            doc = {"before": side, "after": after, "changes": changes}
+            env = Env(NOW, (side, after))
+            for rule, memo in zip(RULES, memos, strict=True):
+                assert rule_status(rule, doc, env, memo) == _reference(rule, doc, env), rule.id
+            side = after

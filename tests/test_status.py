@@ -321,7 +321,7 @@ def test_memoised_statuses_over_a_shared_history_equal_a_fresh_evaluation(
             assert memo.status(revision.settings, env) == expected, (memo.rule.id, text)
             seen.add(expected)
             if memo.narrow is not None:  # the per-document key is the one `status_key` makes
-                shared = _shared_status_key(revision.settings, env, memo.narrow)
+                shared = _shared_status_key(revision.settings, env, memo.narrow, memo.numbers)
                 assert shared == status_key(revision.settings, memo.narrow)
     assert {"pass", "fail", "error", "not_applicable"} <= seen, seen
 

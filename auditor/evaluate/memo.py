@@ -163,23 +163,40 @@ def status_key(doc: Any, reads: Sequence[StatusRead]) -> bytes | None:
     element (marked apart: a projection of all of it has at most two entries), and a path read
     for its shape by `shape_of`."""
     try:
-        data = strict_json([_status_projection(doc, deps, need) for deps, need in reads])
+        parts = [strict_json(_status_projection(doc, deps, need)) for deps, need in reads]
     except TypeError:  # not JSON, or not type-strict (see `strict_json`)
         return None
-    return hashlib.blake2b(data, digest_size=32).digest()
+    return _joined(parts)
 
 
-#: The document and environment status keys were last made for, with the bytes of each read:
-#: the rules run on one document one after the other and many read the same (every change rule
-#: reads `changes` by path and kind), so each read is projected once per document.
-_LAST: tuple[Any, Any, dict[StatusRead, bytes]] = (None, None, {})
+def _joined(parts: list[bytes]) -> bytes:
+    """The parts' bytes joined by NUL (which JSON text never holds raw), as they are when
+    short, else their digest (a 256-bit BLAKE2b: a collision is not a practical concern)."""
+    data = b"\0".join(parts)
+    return data if len(data) <= _SHORT_KEY else hashlib.blake2b(data, digest_size=32).digest()
 
 
-def _shared_status_key(doc: Any, env: Env, reads: Sequence[StatusRead]) -> bytes | None:
-    """`status_key(doc, reads)` (the same bytes: `orjson.dumps` of a list is `[`, its items'
-    bytes joined by `,`, `]`), each read serialized once per document. The environment is
-    part of the identity: every evaluation and every change step makes its own, so a document
-    changed in place between two evaluations is projected anew."""
+#: The document and environment status keys were last made for, with the bytes of each read
+#: (by the read's number, `_read_number`): the rules run on one document one after the other
+#: and many read the same (every change rule reads `changes` by path and kind), so each read is
+#: projected once per document.
+_LAST: tuple[Any, Any, dict[int, bytes]] = (None, None, {})
+#: Each distinct `StatusRead` by number (a nested tuple's hash is not kept: it was worked out
+#: again on every lookup, for every rule on every step).
+_READ_NUMBERS: dict[StatusRead, int] = {}
+
+
+def _read_number(read: StatusRead) -> int:
+    return _READ_NUMBERS.setdefault(read, len(_READ_NUMBERS))
+
+
+def _shared_status_key(
+    doc: Any, env: Env, reads: Sequence[StatusRead], numbers: Sequence[int]
+) -> bytes | None:
+    """`status_key(doc, reads)`, each read serialized once per document (`numbers`: each
+    read's `_read_number`). The environment is part of the identity: every evaluation and
+    every change step makes its own, so a document changed in place between two evaluations is
+    projected anew."""
     global _LAST
     held = _LAST
     if held[0] is not doc or held[1] is not env:
@@ -187,14 +204,18 @@ def _shared_status_key(doc: Any, env: Env, reads: Sequence[StatusRead]) -> bytes
     parts = held[2]
     chunks = []
     try:
-        for read in reads:
-            part = parts.get(read)
+        for read, number in zip(reads, numbers, strict=True):
+            part = parts.get(number)
             if part is None:
-                part = parts[read] = strict_json(_status_projection(doc, *read))
+                part = parts[number] = strict_json(_status_projection(doc, *read))
             chunks.append(part)
     except TypeError:  # not JSON, or not type-strict (see `strict_json`)
         return None
-    return hashlib.blake2b(b"[" + b",".join(chunks) + b"]", digest_size=32).digest()
+    return _joined(chunks)
+
+
+#: Status keys up to this many bytes are kept as they are (a digest costs more than it saves).
+_SHORT_KEY = 96
 
 
 def _status_projection(doc: Any, deps: Deps, need: Need) -> Any:
@@ -269,6 +290,7 @@ class MemoRule:
         self.elements = ElementMemo(rule) if enabled else None
         # The status key, when it is narrower than the verdict's (an array read by element).
         self.narrow: tuple[StatusRead, ...] | None = None
+        self.numbers: tuple[int, ...] = ()  # each narrow read's `_read_number`
         # With `keep`: every verdict handed out, by key, and the keys `seed` gave (an earlier
         # run's verdicts, see `incremental.dump_verdicts`).
         self.used: dict[bytes, Verdict] | None = None
@@ -276,6 +298,7 @@ class MemoRule:
         if enabled and cacheable(self.reads):
             narrow = status_reads(rule)
             self.narrow = narrow if any(need is not None for _, need in narrow) else None
+            self.numbers = tuple(_read_number(read) for read in narrow)
             self.cache, self.statuses = VerdictCache(), VerdictCache()
 
     def keep(self, seed: Mapping[bytes, Verdict] | None = None) -> bool:
@@ -304,7 +327,7 @@ class MemoRule:
     def status(self, doc: Any, env: Env) -> Status:
         """The rule's status on `doc`, without words (`status.rule_status`), reused likewise."""
         if self.narrow is not None and self.statuses is not None:
-            key = _shared_status_key(doc, env, self.narrow)
+            key = _shared_status_key(doc, env, self.narrow, self.numbers)
             if key is None:
                 return rule_status(self.rule, doc, env, self.elements)
             return self.statuses.get(key, lambda: rule_status(self.rule, doc, env, self.elements))

@@ -172,11 +172,14 @@ def _steady(cond: Condition, doc: Any, env: Env, memo: ElementMemo) -> OutcomeSt
     """`condition_status(cond, doc, …)`, the last one kept when `cond` read the same then."""
     kept = memo.steady.get(id(cond))
     if kept is None or (env.change is not None and (
-        env.change[0] is not doc.get("before") or env.change[1] is not doc.get("after")
+        type(doc) is not dict
+        or env.change[0] is not doc.get("before")
+        or env.change[1] is not doc.get("after")
     )):  # fmt: skip
         return condition_status(cond, doc, env, memo)
     seen = [projection(doc, deps) for deps in kept.reads]
     seen.append(env.now)
+    seen.append(env.table)  # (how the change operators key lists)
     seen.append(current_marker_of())
     if kept.seen is not None and _same(seen, kept.seen):
         return kept.status

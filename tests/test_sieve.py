@@ -29,9 +29,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.common.jsonutil import share_equal
+from auditor.diff import list_table_from_config
 from auditor.evaluate import sieve as sieve_module
 from auditor.evaluate import status as status_module
 from auditor.evaluate.conditions import Env
+from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.rule import run_rule
 from auditor.evaluate.sieve import sieve_of
 from auditor.evaluate.status import ElementMemo, rule_status
@@ -85,6 +87,12 @@ rules:
   - {id: S-CLOCK, title: t, severity: low, target: change,
      assert: {all: [{any: [{path: after.when, within_days: 30}, {path: after.flag, equals: zzz}]},
                     {none: changes, assert: {path: path, starts_with: "$.list"}}]}}
+  - {id: S-LIST, title: t, severity: low, target: change,
+     assert: {all: [{not: {path: items, changed: true}},
+                    {none: changes, assert: {path: path, starts_with: "$.zz"}}]}}
+  - {id: S-FLAG, title: t, severity: low, target: change,
+     assert: {all: [{not: {path: flag, to: true}},
+                    {none: changes, assert: {path: path, starts_with: "$.zz"}}]}}
   - {id: S-STEADY, title: t, severity: low, target: change,
      assert: {all: [{each: after.list, assert: {any: [{path: level, in: ["off", null]},
                                                     {path: url, in: {ref: "before.list[*].url"}}]}},
@@ -213,7 +221,7 @@ RULES = change_rules()
 def test_the_shortcuts_give_the_plain_status(
     steps: list[tuple[dict[str, Any], dict[str, Any], list[Any], bool]], keyed: bool
 ) -> None:
-    memos = [ElementMemo(rule) for rule in RULES]
+    memos = [ElementMemo(rule, steady=True) for rule in RULES]
     last: dict[str, Any] | None = None
     with fingerprinting(R.marker if keyed else None):
         for before, after, changes, keep in steps:
@@ -234,7 +242,7 @@ def test_a_kept_part_follows_the_key_and_the_clock() -> None:
     """A steady part is kept under the marker function and the clock it was judged with: the
     same objects judged with the key, then without it, give the answer each gives."""
     rule = next(r for r in _custom() if r.id == "S-STEADY")
-    memo = ElementMemo(rule)
+    memo = ElementMemo(rule, steady=True)
     before = {"list": [{"url": "a", "level": "off"}]}
     after = {"list": [{"url": MARK, "level": "high"}]}
     doc = {"before": before, "after": after, "changes": []}
@@ -249,7 +257,7 @@ def test_a_kept_part_follows_the_key_and_the_clock() -> None:
         assert rule_status(rule, doc, later, memo) == "fail"
     # a clock: the same objects a month later give the later answer
     clock = next(r for r in _custom() if r.id == "S-CLOCK")
-    memo = ElementMemo(clock)
+    memo = ElementMemo(clock, steady=True)
     side = {"when": "2026-10-20T00:00:00Z", "flag": "no"}
     doc = {"before": side, "after": side, "changes": []}
     assert rule_status(clock, doc, Env(NOW, (side, side)), memo) == "pass"
@@ -261,7 +269,7 @@ def test_an_equal_copy_is_judged_again() -> None:
     """Only the same objects are taken as unchanged; an equal copy is judged (and gives the
     same), a changed one gives its own status."""
     rule = next(r for r in _custom() if r.id == "S-STEADY")
-    memo = ElementMemo(rule)
+    memo = ElementMemo(rule, steady=True)
     before = {"list": [{"url": "a", "level": "off"}]}
     after = {"list": [{"url": "a", "level": "high"}]}
     env = Env(NOW, (before, after))
@@ -338,7 +346,7 @@ def test_random_histories_as_stored() -> None:
     """A longer walk: 300 steps over a list of overrides and hooks that changes now and then,
     shared as the store shares it, every rule memoised as a run memoises it."""
     rng = random.Random(7)
-    memos = [ElementMemo(rule) for rule in RULES]
+    memos = [ElementMemo(rule, steady=True) for rule in RULES]
     side: dict[str, Any] = {"mcpAutonomyUrlOverrides": [], "list": [], "flag": False}
     with fingerprinting(R.marker):
         for _ in range(300):
@@ -358,3 +366,94 @@ def test_random_histories_as_stored() -> None:
             for rule, memo in zip(RULES, memos, strict=True):
                 assert rule_status(rule, doc, env, memo) == _reference(rule, doc, env), rule.id
             side = after
+
+
+SETTINGS = r"""
+rules:
+  - {id: T-EQ, title: t, severity: high, target: settings,
+     assert: {none: hooks, assert: {all: [{path: name, starts_with: x},
+                                          {any: [{path: cmd, equals: [rm]},
+                                                 {path: shell, equals: bash}]}]}}}
+  - {id: T-NE, title: t, severity: high, target: settings,
+     assert: {none: hooks, assert: {all: [{path: name, starts_with: x},
+                                          {any: [{path: cmd, not_equals: [rm]},
+                                                 {path: shell, equals: bash}]}]}}}
+  - {id: T-SET, title: t, severity: high, target: settings,
+     assert: {all: [{any: [{each: hooks, assert: {path: cmd, equals: safe}},
+                           {path: off, equals: true}]},
+                    {path: name, exists: true}]}}
+"""
+
+
+def _rules(text: str) -> dict[str, Rule]:
+    folder = Path(tempfile.mkdtemp(prefix="auditor-sieve-"))
+    try:
+        (folder / "rules.yaml").write_text(text)
+        return {r.id: r for r in load_policies([folder / "rules.yaml"]).rules}
+    finally:
+        shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize("rule_id", ["T-EQ", "T-NE"])
+def test_a_list_compared_whole_with_a_text_stays_an_error(rule_id: str) -> None:
+    """`equals: [rm]` on a text is an error (no text is a list), not a `false` the sieve may
+    pass over: the hook is judged whole, and the rule says `error` (reviewer R92 #1: a
+    settings rule passed)."""
+    rule = _rules(SETTINGS)[rule_id]
+    doc = {"hooks": [{"name": "y", "cmd": "rm", "shell": "sh"}]}
+    assert _reference(rule, doc, Env(NOW)) == "error"
+    assert rule_status(rule, doc, Env(NOW), ElementMemo(rule, steady=True)) == "error"
+    assert run_rule(rule, doc, Env(NOW)).status == "error"
+
+
+def test_a_kept_part_follows_the_sides_and_the_list_table() -> None:
+    """A part holding a change operator, judged with a change's sides, is judged again
+    without them (an error), and a list compared under another list table (a set) is judged
+    under that table (reviewer R92 #2, #3)."""
+    rules = {r.id: r for r in _custom()}
+    flag = rules["S-FLAG"]
+    memo = ElementMemo(flag, steady=True)
+    before, after = {"flag": False}, {"flag": False}
+    doc = {"before": before, "after": after, "changes": []}
+    assert rule_status(flag, doc, Env(NOW, (before, after)), memo) == "pass"
+    assert rule_status(flag, doc, Env(NOW), memo) == _reference(flag, doc, Env(NOW)) == "error"
+    assert rule_status(flag, doc, Env(NOW, (before, after)), memo) == "pass"
+    assert rule_status(flag, ["x"], Env(NOW, ({}, {})), memo) == "error"  # no object: no crash
+
+    items = rules["S-LIST"]
+    memo = ElementMemo(items, steady=True)
+    before, after = {"items": ["a", "b"]}, {"items": ["b", "a"]}
+    doc = {"before": before, "after": after, "changes": []}
+    assert rule_status(items, doc, Env(NOW, (before, after)), memo) == "fail"
+    as_set = list_table_from_config({"sets": ["items"]})
+    env = Env(NOW, (before, after), table=as_set)
+    assert rule_status(items, doc, env, memo) == _reference(items, doc, env) == "pass"
+
+
+def test_only_the_walks_keep_parts_so_an_edited_document_is_judged_anew() -> None:
+    """The history walk and the change steps read revisions nobody changes; any other caller
+    that edits a document between two evaluations gets the edited one's status (reviewer R92
+    #4: a list edited in place read as the same)."""
+    rule = _rules(SETTINGS)["T-SET"]
+    memo = MemoRule(rule)
+    hooks: list[dict[str, Any]] = [{"cmd": "safe"}]
+    assert memo.status({"hooks": hooks, "off": False, "name": "n"}, Env(NOW)) == "pass"
+    hooks[0]["cmd"] = "rm -rf /"
+    assert memo.status({"hooks": hooks, "off": False, "name": "n2"}, Env(NOW)) == "fail"
+    assert not ElementMemo(rule).steady and ElementMemo(rule, steady=True).steady
+
+
+def test_a_gate_keeps_no_long_text() -> None:
+    """A gate's answers are kept for short texts only: 300 distinct values of 50 KB in a
+    change's `after` leave none of them held (reviewer R92 #6: 100 MB were)."""
+    rule = next(r for r in _custom() if r.id == "S-UNSAFE")
+    (quantifier,) = _quantifiers_over_changes(rule)
+    sieve = sieve_of(quantifier)
+    assert sieve is not None
+    for n in range(300):
+        after = f"{n:05d}" + "x" * 50_000
+        doc = {"before": {}, "after": {}, "changes": [
+            {"path": f"$.mcp{n}", "kind": "changed", "before": 1, "after": after, "old_path": None}
+        ]}  # fmt: skip
+        rule_status(rule, doc, Env(NOW, ({}, {})))
+    assert all(len(text) <= sieve_module.GATE_TEXT for seen in sieve.seen for text in seen)

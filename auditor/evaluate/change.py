@@ -130,7 +130,7 @@ class ChangeRun:
         table: ListTable = DEFAULT_LIST_TABLE,
         resume: Sequence[Tally | None] = (),
     ) -> None:
-        self.rules = [MemoRule(rule, enabled=memo) for rule in rules]
+        self.rules = [MemoRule(rule, enabled=memo, steady=True) for rule in rules]
         self.env = env
         self.with_changes = any(d[:1] in ((), ("changes",)) for r in self.rules for d in r.reads)
         self.every_step = every_step

@@ -204,7 +204,7 @@ class HistoryRun:
         resume: Sequence[Resume] | None = None,
     ) -> None:
         self.rules = rules
-        self.memos = [MemoRule(rule, enabled=memo) for rule in rules]
+        self.memos = [MemoRule(rule, enabled=memo, steady=True) for rule in rules]
         self.env = env
         self.trie = build_trie(rules)
         self.keep_all = keep_all

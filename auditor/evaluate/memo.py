@@ -282,12 +282,14 @@ class VerdictCache(Generic[V]):
 class MemoRule:
     """A rule with the paths it reads and its verdict cache (when it can be cached)."""
 
-    def __init__(self, rule: Rule, *, enabled: bool = True) -> None:
+    def __init__(self, rule: Rule, *, enabled: bool = True, steady: bool = False) -> None:
         self.rule = rule
         self.reads = rule_reads(rule)
         self.cache: VerdictCache[Verdict] | None = None
         self.statuses: VerdictCache[Status] | None = None
-        self.elements = ElementMemo(rule) if enabled else None
+        # `steady`: the documents are revisions from the store, never changed once judged
+        # (see `status.Steady`)
+        self.elements = ElementMemo(rule, steady=steady) if enabled else None
         # The status key, when it is narrower than the verdict's (an array read by element).
         self.narrow: tuple[StatusRead, ...] | None = None
         self.numbers: tuple[int, ...] = ()  # each narrow read's `_read_number`

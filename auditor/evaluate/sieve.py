@@ -36,13 +36,26 @@ from auditor.policy.pathexpr import Key
 from auditor.policy.refs import Ref
 from auditor.redact.plain import MARKER_START
 
-#: Gate statuses one gate keeps by text before it starts over (bounds memory).
+#: Gate statuses one gate keeps by text before it starts over (with `GATE_TEXT`, bounds memory).
 GATE_BUDGET = 4096
-#: Operators that decide on any text without a marker, given text literals (or a pattern).
-_TEXT_SAFE = frozenset(
-    {"equals", "not_equals", "in", "not_in", "matches", "not_matches", "starts_with",
-     "ends_with", "exists", "type"}
-)  # fmt: skip
+#: Operators that decide on any text without a marker, each with the literal it needs for
+#: that: a text (`equals: [rm]` on a text is an error, never unequal: reviewer R92 #1), a list
+#: of texts, a text or a list of them, a compiled pattern, or anything (`exists`, `type`).
+_TEXT_SAFE: dict[str, Callable[[Any], bool]] = {
+    "equals": lambda arg: isinstance(arg, str),
+    "not_equals": lambda arg: isinstance(arg, str),
+    "in": lambda arg: isinstance(arg, list) and all(isinstance(a, str) for a in arg),
+    "not_in": lambda arg: isinstance(arg, list) and all(isinstance(a, str) for a in arg),
+    "starts_with": lambda arg: _texts(arg),
+    "ends_with": lambda arg: _texts(arg),
+    "matches": lambda arg: isinstance(getattr(arg, "pattern", None), str),
+    "not_matches": lambda arg: isinstance(getattr(arg, "pattern", None), str),
+    "exists": lambda arg: True,
+    "type": lambda arg: True,
+}
+#: Texts a gate's answer is kept for, at most (a change's `after` may be a long text: kept by
+#: the whole text, 4,096 of them were 100s of MB, reviewer R92 #6).
+GATE_TEXT = 512
 #: Operators that decide on any JSON value without a marker in a loose leaf (`Leaf.loose`:
 #: a literal of another type is unequal, not an error).
 _LOOSE_SAFE = frozenset({"equals", "not_equals", "in", "not_in", "exists", "type"})
@@ -76,9 +89,10 @@ class Sieve:
             status = seen.get(value)
             if status is None:
                 status = evaluate(gate, item)
-                if len(seen) >= GATE_BUDGET:
-                    seen.clear()
-                seen[value] = status
+                if len(value) <= GATE_TEXT:
+                    if len(seen) >= GATE_BUDGET:
+                        seen.clear()
+                    seen[value] = status
             if self.whole or status == "error":
                 return status  # an error in an `all` is its status, whatever the rest gives
             failed = failed or status == "fail"
@@ -172,12 +186,14 @@ def _gate_field(cond: Condition) -> str | None:
 
 
 def _texts(arg: Any) -> bool:
-    """A literal of text only (a string, a list of strings) or a compiled pattern."""
-    if isinstance(arg, str):
-        return True
+    """A text, or a list of texts."""
     if isinstance(arg, list):
         return all(isinstance(a, str) for a in arg)
-    return isinstance(getattr(arg, "pattern", None), str)
+    return isinstance(arg, str)
+
+
+def _never(arg: Any) -> bool:
+    return False
 
 
 def _safe(cond: Condition, text: set[str], plain: set[str]) -> bool:
@@ -193,9 +209,7 @@ def _safe(cond: Condition, text: set[str], plain: set[str]) -> bool:
         names = {op.name for op, _, _ in leaf.ops}
         if leaf.loose and names <= _LOOSE_SAFE:
             plain.add(name)
-        elif names <= _TEXT_SAFE and all(
-            op.name in ("exists", "type") or _texts(arg) for op, arg, _ in leaf.ops
-        ):
+        elif all(_TEXT_SAFE.get(op.name, _never)(arg) for op, arg, _ in leaf.ops):
             text.add(name)
         else:
             return False

@@ -50,7 +50,7 @@ class ElementMemo:
     The clock is part of what a status depends on: one memo serves one evaluation (one `now`),
     as the rule's verdict cache does."""
 
-    def __init__(self, rule: Rule) -> None:
+    def __init__(self, rule: Rule, *, steady: bool = False) -> None:
         self.plan: dict[int, tuple[tuple[Deps, ...], dict[Hashable, OutcomeStatus]]] = {}
         self.steady: dict[int, Steady] = {}
         for cond in (c for c in (rule.when, rule.condition) if c is not None):
@@ -58,7 +58,9 @@ class ElementMemo:
                 reads = element_reads(quantifier.condition)
                 if reads is not None:
                     self.plan[id(quantifier)] = (reads, {})
-            self.steady.update((id(part), Steady(reads)) for part, reads in _steady_parts(cond))
+            if steady:
+                parts = _steady_parts(cond)
+                self.steady.update((id(part), Steady(reads)) for part, reads in parts)
 
 
 class Steady:
@@ -66,7 +68,12 @@ class Steady:
     one document to the next (`_steady_parts`), and what it read then: the same objects (a
     history's revisions share their unchanged values, `common.jsonutil.Sharing`) or equal
     scalars give the same status. A change rule's hook or override list that no step touches
-    is judged once, not on each of 10,000 steps."""
+    is judged once, not on each of 10,000 steps.
+
+    Kept only where the documents are never changed once judged (`ElementMemo(steady=True)`:
+    the history walk and the change steps, over revisions read from the store): an object
+    changed in place would read as the same (reviewer R92 #4). Other callers (a test editing a
+    document between two evaluations) evaluate every part."""
 
     __slots__ = ("reads", "seen", "status")
 
@@ -180,6 +187,7 @@ def _steady(cond: Condition, doc: Any, env: Env, memo: ElementMemo) -> OutcomeSt
     seen = [projection(doc, deps) for deps in kept.reads]
     seen.append(env.now)
     seen.append(env.table)  # (how the change operators key lists)
+    seen.append(env.change is None)  # (a change leaf is an error without the sides)
     seen.append(current_marker_of())
     if kept.seen is not None and _same(seen, kept.seen):
         return kept.status

@@ -12,6 +12,7 @@ The type check reads the whole referenced value (every URL of an allowlist), and
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -94,7 +95,8 @@ def dereference(
         value, at = resolve_ref(ref, op, root, where)
     except RefError as exc:
         return Outcome.error(str(exc), ev)
-    note = f"argument from ref {show(at)}"
+    # one text for each place (a note on 100,000s of evidence items in `--all-revisions`)
+    note = sys.intern(f"argument from ref {show(at)}")
     if value is MISSING:
         gone = Evidence(at, None, {"ref": ref.text}, op.name, False, f"ref for {show(where)}")
         return Outcome.plain("missing", f"ref {show(at)} (for {show(where)}) is absent", (gone,))

@@ -77,6 +77,14 @@ rules:
                                             {any: [{path: after, type: object},
                                                    {not: {path: kind, in: [added]}},
                                                    {path: before, not_equals: {a: 1}}]}]}}}
+  - {id: S-EITHER, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {any: [{path: path, gt: 3},
+                                            {all: [{path: path, starts_with: "$.hooks"},
+                                                   {path: kind, equals: added}]}]}}}
+  - {id: S-EITHER-2, title: t, severity: low, target: change,
+     assert: {each: changes, assert: {any: [{all: [{path: path, starts_with: "$.mcp"},
+                                                   {path: after, type: object}]},
+                                            {path: kind, equals: removed}]}}}
   - {id: S-TEXT, title: t, severity: low, target: change,
      assert: {none: changes, assert: {all: [{path: path, starts_with: "$.mcp"},
                                             {any: [{path: old_path, in: ["$.a"]},
@@ -457,3 +465,90 @@ def test_a_gate_keeps_no_long_text() -> None:
         ]}  # fmt: skip
         rule_status(rule, doc, Env(NOW, ({}, {})))
     assert all(len(text) <= sieve_module.GATE_TEXT for seen in sieve.seen for text in seen)
+
+
+def _history(seed: int, count: int) -> tuple[Any, ...]:
+    """A generated history shared as the store shares it, with changes the shipped change
+    rules are about mixed in now and then (hooks, overrides, models, a key holding a
+    secret's marker), so that steps of no concern and steps of concern alternate."""
+    from auditor.common.jsonutil import Sharing
+    from auditor.emulator import generate_dataset
+    from auditor.fetch.decode import to_revision
+
+    rng = random.Random(seed)
+    raw = generate_dataset(seed=seed, revisions=count).history
+    redactor = Redactor(b"test-key-sieve-history")
+    sharing = Sharing()
+    out = []
+    last: Any = None
+    for i, item in enumerate(raw):
+        item = copy.deepcopy(item)
+        settings = item.get("settings")
+        if isinstance(settings, dict) and last is not None and rng.random() < 0.05:
+            item["settings"] = copy.deepcopy(last)  # a step that changes nothing
+        elif isinstance(settings, dict) and rng.random() < 0.25:
+            pick = rng.randrange(6)
+            if pick == 0:
+                settings["mcpAutonomyOverrides"] = {rng.choice(["a", "b", MARK]): "high"}
+            elif pick == 1:
+                settings["hooks"] = {"PreToolUse": [{"matcher": "Execute", "hooks": [
+                    {"type": "command", "command": rng.choice(["g.py", MARK]),
+                     "timeout": rng.choice([0, 5, 30])}]}]}  # fmt: skip
+            elif pick == 2:
+                settings["mcpAutonomyUrlOverrides"] = [
+                    {"urlPattern": rng.choice(["https://a", "https://b"]),
+                     "defaultLevel": rng.choice(["off", "high", None])}
+                ]  # fmt: skip
+            elif pick == 3:
+                settings.pop("hooks", None)
+            elif pick == 4:
+                settings["builtInToolAutonomyOverrides"] = {"Execute": rng.choice(["low", "high"])}
+            else:
+                settings.setdefault("customModels", []).append(
+                    {"id": f"custom:{i}", "baseUrl": "https://m.example/v1", "apiKey": SECRET}
+                )
+        last = item.get("settings")
+        revision = to_revision(item, redactor, "default", f"$.history[{i}]")
+        sharing.share(revision.settings)
+        out.append(revision)
+    return tuple(out)
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_a_run_skipping_steps_of_no_concern_equals_a_plain_one(seed: int) -> None:
+    """The change steps and the history walk as a nightly run makes them (not every step's
+    words: `--all-revisions` is not given), with a rule not run for a step none of whose
+    changes concerns it (`sieve.change_gates`) and its steady parts kept, against the plain
+    evaluation (no memo, no sieve, no skip): the same results, word for word, the same
+    failing revisions and spans."""
+    from auditor.evaluate.engine import Steps, evaluate
+    from auditor.evaluate.model import EvaluationInputs
+
+    folder = Path(tempfile.mkdtemp(prefix="auditor-sieve-"))
+    try:
+        (folder / "custom.yaml").write_text(CUSTOM)
+        policy = load_policies([SHIPPED_POLICY_DIR, folder / "custom.yaml"])
+    finally:
+        shutil.rmtree(folder)
+    history = _history(seed, 400)
+
+    def run(memoise: bool) -> Any:
+        inputs = EvaluationInputs(NOW, history[-1], history, steps=Steps(history), memoise=memoise)
+        with fingerprinting(Redactor(b"test-key-sieve-history").marker):
+            return evaluate(policy, inputs)
+
+    fast = run(True)
+    with plain():
+        slow = run(False)
+    assert len(fast.results) == len(slow.results) > 50
+    for mine, theirs in zip(fast.results, slow.results, strict=True):
+        assert mine == theirs
+        assert (mine.message, mine.evidence, mine.since) == (
+            theirs.message,
+            theirs.evidence,
+            theirs.since,
+        )
+    assert fast.failing_by_revision == slow.failing_by_revision
+    assert fast.not_evaluated == slow.not_evaluated
+    statuses = {r.status for r in fast.results if r.rule.target == "change"}
+    assert {"pass", "fail"} <= statuses, statuses

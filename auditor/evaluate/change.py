@@ -24,6 +24,8 @@ from auditor.evaluate.conditions import Env
 from auditor.evaluate.history import affected, attribution, trie_of
 from auditor.evaluate.memo import MemoRule
 from auditor.evaluate.model import RuleResult
+from auditor.evaluate.sieve import Evaluate, change_gates, idle
+from auditor.evaluate.status import condition_status
 from auditor.models import QUIET_STATUSES, Attribution, Evidence, Revision, Status, Subject
 from auditor.policy.model import Rule
 from auditor.redact.plain import MARKER_START
@@ -146,10 +148,18 @@ class ChangeRun:
             m.cache is not None and bool(m.reads) and all(d[:1] in _SIDES for d in m.reads)
             for m in self.rules
         ]
+        # And a rule whose changes are read only through quantifiers with a sieve: on a
+        # step none of whose changes concerns it (each sieve tells every change fails), after
+        # a step of the same kind, with its settings paths unmoved (`sieve.change_gates`).
+        self.gates = [
+            None if p or not memo else change_gates(m.rule)
+            for m, p in zip(self.rules, self.pure, strict=True)
+        ]
+        self._idle: list[str | None] = [None] * len(self.rules)  # each rule's last step's `idle`
         self.trie = trie_of(
             [
-                [d[1:] for d in m.reads] if p else []
-                for m, p in zip(self.rules, self.pure, strict=True)
+                [d[1:] for d in m.reads if d[:1] in _SIDES] if p or g is not None else []
+                for m, p, g in zip(self.rules, self.pure, self.gates, strict=True)
             ]
         )
         self._steady: list[Status | None] = [None] * len(self.rules)
@@ -240,11 +250,16 @@ class ChangeRun:
         env = Env(self.env.now, (before.settings, after.settings), table=self.table)
         subject, since = step_subject(before, after), self._attribution(after)
         words = self.every_step or self.steps == 1
+        evaluate: Evaluate = lambda cond, item: condition_status(cond, item, env)  # noqa: E731
         for index in due:
             memo = self.rules[index]
+            gates, quiet = self.gates[index], None
+            if gates is not None:
+                was, self._idle[index] = self._idle[index], idle(gates, doc["changes"], evaluate)
+                quiet = self._idle[index] is not None and self._idle[index] == was
             if not words:
                 status = self._steady[index]
-                unmoved = steady and self.pure[index] and index not in moved
+                unmoved = steady and index not in moved and (self.pure[index] or quiet)
                 if status is None or not unmoved:
                     status = self._steady[index] = memo.status(doc, env)
                 if status in QUIET_STATUSES:

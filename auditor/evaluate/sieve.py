@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.evaluate.outcome import OutcomeStatus
+from auditor.evaluate.projection import document_reads
 from auditor.operators import MISSING, holds_marker
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
+from auditor.policy.model import Rule
 from auditor.policy.pathexpr import Key
 from auditor.policy.refs import Ref
 from auditor.redact.plain import MARKER_START
@@ -65,10 +67,12 @@ Evaluate = Callable[[Condition, Any], OutcomeStatus]
 
 @dataclass
 class Sieve:
-    """A quantifier's gates (children of its inner `all` that read one field) and what the
-    other children read, as text (`text`) or as any value (`plain`)."""
+    """A quantifier's gates (children of its inner `all` that read one field: the child, the
+    field, and whether the child is safe on any value without a marker, so that it can be
+    passed over where its field holds no text) and what the other children read, as text
+    (`text`) or as any value (`plain`)."""
 
-    gates: tuple[tuple[Condition, str], ...]
+    gates: tuple[tuple[Condition, str, bool], ...]
     text: tuple[str, ...]
     plain: tuple[str, ...]
     whole: bool  # the inner condition is the one gate itself
@@ -82,10 +86,12 @@ class Sieve:
         if type(item) is not dict:
             return None
         failed = False
-        for (gate, name), seen in zip(self.gates, self.seen, strict=True):
+        for (gate, name, safe), seen in zip(self.gates, self.seen, strict=True):
             value = item.get(name)
             if type(value) is not str or MARKER_START in value:
-                return None
+                if self.whole or not safe or holds_marker(value):
+                    return None
+                continue  # (it cannot be an error here: whether the `all` fails, the rest say)
             status = seen.get(value)
             if status is None:
                 status = evaluate(gate, item)
@@ -108,10 +114,40 @@ class Sieve:
         return "fail"
 
 
-_SIEVES: weakref.WeakKeyDictionary[Quantifier, Sieve | None] = weakref.WeakKeyDictionary()
+@dataclass
+class Either:
+    """A quantifier's inner `any` whose every child has a sieve: each child's status told by
+    its own, joined as `any` joins them (error > pass > missing > fail; CHG-MOD-001's "a model
+    added, or the endpoint of one moved")."""
+
+    children: tuple[Sieve | Either, ...]
+
+    @property
+    def gates(self) -> tuple[tuple[Condition, str, bool], ...]:
+        """Every child's gates."""
+        return tuple(g for child in self.children for g in child.gates)
+
+    def decide(self, item: Any, evaluate: Evaluate) -> OutcomeStatus | None:
+        """The inner condition's status on `item`, or None: evaluate it whole."""
+        told: list[OutcomeStatus] = []
+        for child in self.children:
+            status = child.decide(item, evaluate)
+            if status is None:
+                return None
+            if status == "error":
+                return status
+            told.append(status)
+        for status in ("pass", "missing"):
+            if status in told:
+                return status
+        return "fail"
 
 
-def sieve_of(cond: Quantifier) -> Sieve | None:
+Decider = Sieve | Either
+_SIEVES: weakref.WeakKeyDictionary[Quantifier, Decider | None] = weakref.WeakKeyDictionary()
+
+
+def sieve_of(cond: Quantifier) -> Decider | None:
     """The quantifier's sieve (made once), or None when its inner condition has no gate or
     a child that is not safe."""
     try:
@@ -121,19 +157,25 @@ def sieve_of(cond: Quantifier) -> Sieve | None:
         return found
 
 
-def _make(inner: Condition) -> Sieve | None:
+def _make(inner: Condition) -> Decider | None:
     name = _gate_field(inner)
     if name is not None:
-        return Sieve(((inner, name),), (), (), whole=True)
+        return Sieve(((inner, name, False),), (), (), whole=True)
+    if isinstance(inner, Logic) and inner.kind == "any":
+        children = [_make(child) for child in inner.children]
+        if any(child is None for child in children):
+            return None
+        return Either(tuple(child for child in children if child is not None))
     if not isinstance(inner, Logic) or inner.kind != "all":
         return None
-    gates: list[tuple[Condition, str]] = []
+    gates: list[tuple[Condition, str, bool]] = []
     text: set[str] = set()
     plain: set[str] = set()
     for child in inner.children:
         name = _gate_field(child)
         if name is not None:
-            gates.append((child, name))
+            texts: set[str] = set()
+            gates.append((child, name, _safe(child, texts, set()) and not texts))
         elif not _safe(child, text, plain):
             return None
     if not gates:
@@ -214,3 +256,48 @@ def _safe(cond: Condition, text: set[str], plain: set[str]) -> bool:
         else:
             return False
     return True
+
+
+_CHANGES = (Key("changes"),)
+_SIDES = (("before",), ("after",))
+
+
+def change_gates(rule: Rule) -> tuple[Decider, ...] | None:
+    """The sieves of a change rule whose every part (what `and`/`or`/`not` join at its root)
+    either reads only the settings of the step's two sides (`before.…`, `after.…`) or is a
+    quantifier over `changes` with a sieve; None for any other rule. Such a rule's status is a
+    function of those settings and, for each quantifier, of which statuses its changes have:
+    on a step whose every change each sieve tells fails (or that has none), it is the status of
+    the step before when that step was so too and the settings it reads did not move
+    (`change.ChangeRun`: a change rule is not run for a step that does not concern it)."""
+    sieves: list[Decider] = []
+    for cond in (c for c in (rule.when, rule.condition) if c is not None):
+        for part in _parts(cond):
+            if isinstance(part, Quantifier) and part.path.steps == _CHANGES:
+                found = sieve_of(part)
+                if found is None:
+                    return None
+                sieves.append(found)
+            elif not all(deps[:1] in _SIDES for deps in document_reads(part)):
+                return None
+    return tuple(sieves) if sieves else None
+
+
+def _parts(cond: Condition) -> list[Condition]:
+    if isinstance(cond, Logic):
+        return [part for child in cond.children for part in _parts(child)]
+    return [cond]
+
+
+def idle(sieves: tuple[Decider, ...], changes: Any, evaluate: Evaluate) -> str | None:
+    """`empty` when the step has no change, `fail` when each of `sieves` tells every change
+    fails, else None (a change that may concern the rule, or one the sieves cannot tell)."""
+    if type(changes) is not list:
+        return None
+    if not changes:
+        return "empty"
+    for item in changes:
+        for sieve in sieves:
+            if sieve.decide(item, evaluate) != "fail":
+                return None
+    return "fail"

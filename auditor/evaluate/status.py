@@ -28,7 +28,7 @@ from auditor.evaluate.projection import (
     projection,
 )
 from auditor.evaluate.refs import RefError, resolve_ref
-from auditor.evaluate.sieve import Evaluate, Sieve, sieve_of
+from auditor.evaluate.sieve import Decider, Evaluate, sieve_of
 from auditor.models import Status
 from auditor.operators import MISSING, LiteralMismatch, OperandTypeError, current_marker_of
 from auditor.operators.change import ListsAt
@@ -240,7 +240,7 @@ def _elements(
     memo: ElementMemo | None,
     reads: tuple[Deps, ...] | None,
     known: dict[Hashable, OutcomeStatus],
-    sieve: Sieve | None = None,
+    sieve: Decider | None = None,
 ) -> list[OutcomeStatus]:
     """Each element's status: told by the quantifier's sieve where it can be (see `sieve`),
     else reused when what `inner` reads of the element was seen before (`reads` not None)."""

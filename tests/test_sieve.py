@@ -514,20 +514,22 @@ def _history(seed: int, count: int) -> tuple[Any, ...]:
     return tuple(out)
 
 
-@pytest.mark.parametrize("seed", [3, 11])
-def test_a_run_skipping_steps_of_no_concern_equals_a_plain_one(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "shipped"), [(3, True), (11, True), (5, False)])
+def test_a_run_skipping_steps_of_no_concern_equals_a_plain_one(seed: int, shipped: bool) -> None:
     """The change steps and the history walk as a nightly run makes them (not every step's
     words: `--all-revisions` is not given), with a rule not run for a step none of whose
     changes concerns it (`sieve.change_gates`) and its steady parts kept, against the plain
     evaluation (no memo, no sieve, no skip): the same results, word for word, the same
-    failing revisions and spans."""
+    failing revisions and spans. Also for a policy of no rule that reads the settings alone
+    (the custom rules without the shipped packs: reviewer R93 #1, a failing step lost)."""
     from auditor.evaluate.engine import Steps, evaluate
     from auditor.evaluate.model import EvaluationInputs
 
     folder = Path(tempfile.mkdtemp(prefix="auditor-sieve-"))
     try:
         (folder / "custom.yaml").write_text(CUSTOM)
-        policy = load_policies([SHIPPED_POLICY_DIR, folder / "custom.yaml"])
+        packs = [SHIPPED_POLICY_DIR] if shipped else []
+        policy = load_policies([*packs, folder / "custom.yaml"])
     finally:
         shutil.rmtree(folder)
     history = _history(seed, 400)
@@ -552,3 +554,39 @@ def test_a_run_skipping_steps_of_no_concern_equals_a_plain_one(seed: int) -> Non
     assert fast.not_evaluated == slow.not_evaluated
     statuses = {r.status for r in fast.results if r.rule.target == "change"}
     assert {"pass", "fail"} <= statuses, statuses
+
+
+def test_a_settings_part_that_fails_is_seen_without_a_pure_rule() -> None:
+    """A change rule whose settings part goes from pass to fail on a step none of whose
+    changes concerns its quantifier, in a policy with no rule reading the settings alone: the
+    step fails, as in the plain evaluation (reviewer R93 #1: the run said "3 of 3 steps
+    pass")."""
+    from auditor.common.jsonutil import content_hash
+    from auditor.evaluate.engine import Steps, evaluate
+    from auditor.evaluate.model import EvaluationInputs
+    from auditor.models import Revision, User
+
+    folder = Path(tempfile.mkdtemp(prefix="auditor-sieve-"))
+    try:
+        (folder / "g.yaml").write_text(
+            r"""
+rules:
+  - {id: G, title: t, severity: high, target: change,
+     assert: {all: [{path: after.flag, equals: true},
+                    {none: changes, assert: {path: path, starts_with: "$.zz"}}]}}
+"""
+        )
+        policy = load_policies([folder / "g.yaml"])
+    finally:
+        shutil.rmtree(folder)
+    sides = [{"flag": True, "a": 0}, {"flag": True, "a": 1}, {"flag": True, "a": 2},
+             {"flag": False, "a": 2}]  # fmt: skip
+    history = tuple(
+        Revision(
+            n, NOW + timedelta(minutes=n), User("u1", "u@example.com", "U"), s, content_hash(s)
+        )
+        for n, s in enumerate(sides, start=1)
+    )
+    inputs = EvaluationInputs(NOW, history[-1], history, steps=Steps(history))
+    found = [(r.subject.key, r.status) for r in evaluate(policy, inputs).results]
+    assert ("change:3..4", "fail") in found, found

@@ -156,6 +156,9 @@ class ChangeRun:
             for m, p in zip(self.rules, self.pure, strict=True)
         ]
         self._idle: list[str | None] = [None] * len(self.rules)  # each rule's last step's `idle`
+        # (without a pure rule, the gated rules' settings paths are watched all the same: a
+        # file of change rules none of which is pure lost a failing step, reviewer R93 #1)
+        self.watched = any(self.pure) or any(g is not None for g in self.gates)
         self.trie = trie_of(
             [
                 [d[1:] for d in m.reads if d[:1] in _SIDES] if p or g is not None else []
@@ -241,7 +244,7 @@ class ChangeRun:
         if not due:
             return
         changed: set[int] = set()
-        if any(self.pure):
+        if self.watched:  # (the settings paths of the pure and the gated rules)
             affected(self.trie, before.settings, after.settings, changed)
         steady = self._after == before.revision  # the step follows the one walked last
         moved = changed | self._moved  # the rule's values differ from those a step ago

@@ -85,6 +85,10 @@ rules:
      assert: {each: changes, assert: {any: [{all: [{path: path, starts_with: "$.mcp"},
                                                    {path: after, type: object}]},
                                             {path: kind, equals: removed}]}}}
+  - {id: S-TYPE, title: t, severity: low, target: change,
+     assert: {none: changes, assert: {all: [{path: path, starts_with: "$.mcp"},
+                                            {any: [{path: after, type: string},
+                                                   {path: before, type: object}]}]}}}
   - {id: S-TEXT, title: t, severity: low, target: change,
      assert: {none: changes, assert: {all: [{path: path, starts_with: "$.mcp"},
                                             {any: [{path: old_path, in: ["$.a"]},

@@ -31,7 +31,7 @@ from typing import Any
 
 from auditor.evaluate.outcome import OutcomeStatus
 from auditor.evaluate.projection import document_reads
-from auditor.operators import MISSING, holds_marker
+from auditor.operators import MISSING, current_marker_of, holds_marker
 from auditor.policy.conditions import Condition, Leaf, Logic, Quantifier
 from auditor.policy.model import Rule
 from auditor.policy.pathexpr import Key
@@ -68,13 +68,14 @@ Evaluate = Callable[[Condition, Any], OutcomeStatus]
 @dataclass
 class Sieve:
     """A quantifier's gates (children of its inner `all` that read one field: the child, the
-    field, and whether the child is safe on any value without a marker, so that it can be
-    passed over where its field holds no text) and what the other children read, as text
-    (`text`) or as any value (`plain`)."""
+    field, and, when the child cannot be an error on a value as its level says (`ANY_VALUE`,
+    `KEYED`, `NO_MARKER`), that level, so that it can be passed over where its field holds no
+    plain text) and what the other children read, as text (`text`) or as any value (`plain`,
+    each field with its level)."""
 
-    gates: tuple[tuple[Condition, str, bool], ...]
+    gates: tuple[tuple[Condition, str, int | None], ...]
     text: tuple[str, ...]
-    plain: tuple[str, ...]
+    plain: tuple[tuple[str, int], ...]  # each field with its level (`ANY_VALUE` …)
     whole: bool  # the inner condition is the one gate itself
     seen: tuple[dict[str, OutcomeStatus], ...] = field(default=())
 
@@ -86,10 +87,10 @@ class Sieve:
         if type(item) is not dict:
             return None
         failed = False
-        for (gate, name, safe), seen in zip(self.gates, self.seen, strict=True):
+        for (gate, name, level), seen in zip(self.gates, self.seen, strict=True):
             value = item.get(name)
             if type(value) is not str or MARKER_START in value:
-                if self.whole or not safe or holds_marker(value):
+                if self.whole or level is None or not _decided(level, value):
                     return None
                 continue  # (it cannot be an error here: whether the `all` fails, the rest say)
             status = seen.get(value)
@@ -108,8 +109,8 @@ class Sieve:
             value = item.get(name, "")
             if type(value) is not str or MARKER_START in value:
                 return None
-        for name in self.plain:
-            if holds_marker(item.get(name)):
+        for name, level in self.plain:
+            if not _decided(level, item.get(name)):
                 return None
         return "fail"
 
@@ -123,7 +124,7 @@ class Either:
     children: tuple[Sieve | Either, ...]
 
     @property
-    def gates(self) -> tuple[tuple[Condition, str, bool], ...]:
+    def gates(self) -> tuple[tuple[Condition, str, int | None], ...]:
         """Every child's gates."""
         return tuple(g for child in self.children for g in child.gates)
 
@@ -168,19 +169,21 @@ def _make(inner: Condition) -> Decider | None:
         return Either(tuple(child for child in children if child is not None))
     if not isinstance(inner, Logic) or inner.kind != "all":
         return None
-    gates: list[tuple[Condition, str, bool]] = []
+    gates: list[tuple[Condition, str, int | None]] = []
     text: set[str] = set()
-    plain: set[str] = set()
+    plain: dict[str, int] = {}
     for child in inner.children:
         name = _gate_field(child)
         if name is not None:
             texts: set[str] = set()
-            gates.append((child, name, _safe(child, texts, set()) and not texts))
+            plains: dict[str, int] = {}
+            safe = _safe(child, texts, plains) and not texts
+            gates.append((child, name, plains.get(name) if safe else None))
         elif not _safe(child, text, plain):
             return None
     if not gates:
         return None
-    return Sieve(tuple(gates), tuple(sorted(text)), tuple(sorted(plain)), whole=False)
+    return Sieve(tuple(gates), tuple(sorted(text)), tuple(sorted(plain.items())), whole=False)
 
 
 def _leaves(cond: Condition) -> list[Leaf] | None:
@@ -238,9 +241,11 @@ def _never(arg: Any) -> bool:
     return False
 
 
-def _safe(cond: Condition, text: set[str], plain: set[str]) -> bool:
+def _safe(cond: Condition, text: set[str], plain: dict[str, int]) -> bool:
     """`cond` cannot be an `error` on an entry whose `text` fields are texts without a
-    marker and whose `plain` fields hold no marker (the fields it reads are added)."""
+    marker and whose `plain` fields are as their level asks (`ANY_VALUE`, `KEYED`,
+    `NO_MARKER`: the fields it reads are added, each at the strictest level a leaf reads it
+    with)."""
     leaves = _leaves(cond)
     if leaves is None:
         return False
@@ -250,12 +255,35 @@ def _safe(cond: Condition, text: set[str], plain: set[str]) -> bool:
             return False
         names = {op.name for op, _, _ in leaf.ops}
         if leaf.loose and names <= _LOOSE_SAFE:
-            plain.add(name)
+            level = max(_hides(op.name, arg) for op, arg, _ in leaf.ops)
+            plain[name] = max(level, plain.get(name, ANY_VALUE))
         elif all(_TEXT_SAFE.get(op.name, _never)(arg) for op, arg, _ in leaf.ops):
             text.add(name)
         else:
             return False
     return True
+
+
+#: How much a loose leaf's operators can decide on a value holding a redaction marker
+#: (`operators.hidden`): on any value (`exists`; `type` of a kind no marker stands for:
+#: object, array, boolean, null), on any value once the run's key is set (equality and
+#: membership: a marker is the literal whose marker it is, else differs from it), or only on a
+#: value without a marker (`type: string` on a marker, which may hide a number).
+ANY_VALUE, KEYED, NO_MARKER = 0, 1, 2
+_HIDDEN_TYPES = frozenset({"string", "number", "integer"})  # (as `operators.hidden` has them)
+
+
+def _hides(name: str, arg: Any) -> int:
+    if name == "exists" or (name == "type" and arg not in _HIDDEN_TYPES):
+        return ANY_VALUE
+    return NO_MARKER if name == "type" else KEYED
+
+
+def _decided(level: int, value: Any) -> bool:
+    """A leaf of this level can decide on `value`: it holds no marker, or needs none."""
+    if level == ANY_VALUE or not holds_marker(value):
+        return True
+    return level == KEYED and current_marker_of() is not None
 
 
 _CHANGES = (Key("changes"),)

@@ -159,6 +159,9 @@ KINDS = ["added", "removed", "changed", "type_changed", "renamed", "item_added",
 VALUES: list[Any] = [
     None, True, False, 0, 5, 2.5, "", "x", "off", "low", "medium", "high", "High", "^$",
     MARK, OTHER, f"curl -H 'Authorization: {MARK}' https://x", SECRET,
+    # marker-shaped text the redactor did not make (it leaves such text as it is): a hidden
+    # length no `re` pattern can hold (reviewer R94: `error` plainly, `pass` sieved)
+    "[secret fp:00000000 len:4294967296]", "x [secret fp:00000000 len:" + "9" * 5000 + "]",
     [], [1, "a"], [MARK], {}, {"a": 1}, {"command": MARK}, {"PreToolUse": []},
     {"urlPattern": "https://a", "defaultLevel": "high"},
 ]  # fmt: skip

@@ -161,7 +161,7 @@ def sieve_of(cond: Quantifier) -> Decider | None:
 def _make(inner: Condition) -> Decider | None:
     name = _gate_field(inner)
     if name is not None:
-        return Sieve(((inner, name, False),), (), (), whole=True)
+        return Sieve(((inner, name, None),), (), (), whole=True)
     if isinstance(inner, Logic) and inner.kind == "any":
         children = [_make(child) for child in inner.children]
         if any(child is None for child in children):

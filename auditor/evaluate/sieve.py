@@ -1,8 +1,11 @@
-"""Skip what cannot match: a quantifier entry's status decided by one field it reads.
+"""Skip what cannot match: a quantifier entry's status decided by one field it reads, and a
+change rule not run for a step of no concern to it.
 
-Takes a quantifier whose inner condition is an `all` (or a single condition) and an entry of
-its array; gives the status `status.condition_status` would give the inner condition on the
-entry, without evaluating all of it, or None when that cannot be told this way.
+Takes a quantifier whose inner condition is an `all`, an `any` of such (`Either`) or a single
+condition, and an entry of its array; gives the status `status.condition_status` would give
+the inner condition on the entry, without evaluating all of it, or None when that cannot be
+told this way. And (`change_gates`, `idle`) tells `change.ChangeRun` when a change rule's
+status on a step is the step before's.
 
 A change rule judges every change of every step (`none: changes`), and most changes are of
 no concern to it: `$.commandDenylist[3]` under a rule on hook paths. Its inner `all` names
@@ -14,12 +17,14 @@ another child is an `error` (an error is never hidden, `status._all`). The other
 read for that only when they could be one: each is checked once, when the quantifier is first
 met, to be *safe* (leaves whose operators cannot fail to decide on the values they read: an
 equality or a type test on a change's `before` / `after`, whose leaves take a literal of another
-type as unequal, `Leaf.loose`; an equality, pattern or affix test on a text field), and the
-values they read are checked on each entry to hold no marker (where `operators.hidden` may
-leave an operator undecided). Otherwise the entry is evaluated whole, as before.
+type as unequal, `Leaf.loose`; an equality, pattern or affix test on a text field with text
+literals), and the values they read are checked on each entry to hold no marker the leaf
+cannot decide (`ANY_VALUE`, `KEYED`, `NO_MARKER`: equality needs the run's key,
+`type: string/number/integer` needs no marker; see `operators.hidden`). Otherwise the entry is
+evaluated whole, as before.
 
-Exact by construction: `tests/test_sieve.py` compares every decision with the full evaluation
-over the shipped rules and generated changes, markers and errors included.
+Exact by construction: `tests/test_sieve.py` compares the statuses given so with the plain
+evaluation's over generated changes (markers and errors included) and whole evaluations.
 """
 
 from __future__ import annotations

@@ -90,8 +90,8 @@ _UNSTEADY = frozenset({"changes", "revision", "previous_revision", "updated_at"}
 
 def _steady_parts(cond: Condition) -> Iterator[tuple[Condition, tuple[Deps, ...]]]:
     """The children of `and`/`or`/`not` at the document's root (and below them) worth keeping:
-    no single value leaf (reading it is the check), nothing that reads a per-step field or the
-    whole document."""
+    no single value leaf (reading it is the check; a change leaf, which reads both sides, is
+    kept), nothing that reads a per-step field or the whole document."""
     if not isinstance(cond, Logic):
         return
     for child in cond.children:

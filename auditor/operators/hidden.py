@@ -550,9 +550,10 @@ def _fits(text: str, literal: str, marker_of: MarkerOf | None) -> bool:
     fingerprint)."""
     markers = [m[0] for m in MARKER_RE.finditer(text)]
     visible = MARKER_RE.split(text)[::3]
-    # A literal shorter than the visible text and the hidden lengths together is not it: said
-    # before a pattern is made, whose `.{N}` for a marker-shaped text of `len:4294967296` (not
-    # the redactor's, but text it leaves as it is) is more than `re` can compile (reviewer R94)
+    # A literal whose length is not the visible text's and the hidden lengths' together is
+    # not it: said before a pattern is made, whose `.{N}` for a marker-shaped text of
+    # `len:4294967296` (not the redactor's, but text it leaves as it is) is more than `re` can
+    # compile (reviewer R94)
     lengths = sum(map(len, visible))
     for marker in markers:
         digits: str = MARKER_RE.fullmatch(marker)["len"]  # type: ignore[index]

@@ -621,3 +621,24 @@ rules:
     inputs = EvaluationInputs(NOW, history[-1], history, steps=Steps(history))
     found = [(r.subject.key, r.status) for r in evaluate(policy, inputs).results]
     assert ("change:3..4", "fail") in found, found
+
+
+def test_a_kept_part_tells_one_from_true() -> None:
+    """A steady part reads scalars by type and value: a setting that turns from `1` to `true`
+    (equal in Python, not in JSON) is judged again."""
+    rule = _rules(
+        r"""
+rules:
+  - {id: N1, title: t, severity: low, target: change,
+     assert: {all: [{any: [{path: after.n, type: boolean}, {path: after.m, exists: true}]},
+                    {none: changes, assert: {path: path, starts_with: "$.zz"}}]}}
+"""
+    )["N1"]
+    memo = ElementMemo(rule, steady=True)
+    before, after = {"n": 1}, {"n": 1}
+    doc = {"before": before, "after": after, "changes": []}
+    assert rule_status(rule, doc, Env(NOW, (before, after)), memo) == "fail"
+    turned = {"n": True}
+    doc = {"before": before, "after": turned, "changes": []}
+    env = Env(NOW, (before, turned))
+    assert rule_status(rule, doc, env, memo) == _reference(rule, doc, env) == "pass"

@@ -128,11 +128,6 @@ class Either:
 
     children: tuple[Sieve | Either, ...]
 
-    @property
-    def gates(self) -> tuple[tuple[Condition, str, int | None], ...]:
-        """Every child's gates."""
-        return tuple(g for child in self.children for g in child.gates)
-
     def decide(self, item: Any, evaluate: Evaluate) -> OutcomeStatus | None:
         """The inner condition's status on `item`, or None: evaluate it whole."""
         told: list[OutcomeStatus] = []

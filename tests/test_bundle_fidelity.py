@@ -173,6 +173,41 @@ def test_a_secret_the_data_taught_is_an_escaped_marker_in_another_rule_s_pattern
     assert got["verify"][0] == 0, got["verify"]
 
 
+def test_every_rule_of_a_file_whose_copy_hides_a_secret_is_evaluated_again(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """`export` evaluates again over the state file only the rules whose results the bundle
+    may judge otherwise (`_rules_may_differ`): each rule of a policy file whose copy hides a
+    secret is one, though it reads no secret place. Here the copy writes the model the data
+    taught as a secret into NO-SONNET-DEFAULT's pattern (R23 #2): it and SHIELD, of the same
+    file, are evaluated again; the shipped packs' rules are not (no copy of theirs is made)."""
+    from auditor.workflows import export
+
+    calls: list[Any] = []
+    real = export._run_statuses
+    monkeypatch.setattr(export, "_run_statuses", lambda *a: calls.append(a) or real(*a))
+    policy = (
+        PATTERN
+        + """  - id: SHIELD
+    title: the shield is on
+    severity: low
+    target: settings
+    assert: {path: enableAgentShield, equals: true, default: false}
+"""
+    )
+
+    def edit(settings: dict[str, Any]) -> None:
+        settings["sessionDefaultSettings"] = {"model": "claude-opus-4-1"}
+        settings.setdefault("env", {})["ANTHROPIC_MODEL"] = SONNET
+
+    got = _run_export_verify(tmp_path, policy, edit)
+    assert got["export"][0] == 0, got["export"]
+    assert SONNET not in got["copy"]
+    assert [c[2] for c in calls] == [{"NO-SONNET-DEFAULT", "SHIELD"}]
+    assert got["bundled"] == got["ran"] and not got["listed"]
+    assert got["verify"][0] == 0, got["verify"]
+
+
 TOKEN = "hunter2-abcdef-0123-xyz"
 PREFIX = TOKEN[:19]  # a part literal of 16 characters or more: hidden at a secret place
 FLIPS = f"""rules:
@@ -373,7 +408,7 @@ def test_a_shipped_pack_export_evaluates_twice_for_the_rules_that_judge_a_change
     assert comparing == {"CHG-AUT-003", "CHG-HOK-002"}
     (tmp_path / "p.yaml").write_text(WORD)
     assert compares_secret_place(load_policies([tmp_path / "p.yaml"]))
-    calls: list[object] = []
+    calls: list[Any] = []
     real = export._run_statuses
     monkeypatch.setattr(export, "_run_statuses", lambda *a: calls.append(a) or real(*a))
     with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=6, repos=1) as e:
@@ -382,9 +417,54 @@ def test_a_shipped_pack_export_evaluates_twice_for_the_rules_that_judge_a_change
         code, out, err = run_cli(["export", "--out", "ev"], env=env, cwd=tmp_path)
         assert code == 0, out + err
         assert len(calls) == 1
+        assert calls[0][2] == comparing  # those two alone are evaluated again
         assert "not reproducible" not in err
         manifest = json.loads((tmp_path / "ev" / "manifest.json").read_text())
         assert not manifest.get("notReproduced")
+
+
+def test_the_rules_export_evaluates_again_judge_alone_as_in_the_whole_policy(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """`export` evaluates again over the state file only the rules whose results the bundle
+    may judge otherwise (`_rules_may_differ`), not the whole policy (at 10,000 revisions,
+    `export --all-revisions` of the shipped packs evaluated the history twice: 372 MB where
+    one evaluation takes 232). That holds because a rule's verdicts turn on nothing but its
+    own conditions, the data and the inputs: here each result of those rules, over every
+    revision and change step, is the one the evaluation of all 88 rules gives, and a policy
+    whose copy hides a secret has each of its rules evaluated again."""
+    from auditor.emulator import start_emulator
+    from auditor.policy import SHIPPED_POLICY_DIR, load_policies
+    from auditor.workflows import export
+
+    every = frozenset(r.id for r in load_policies([SHIPPED_POLICY_DIR]).rules)
+    got: list[tuple[frozenset[str], dict[Any, str], dict[Any, str]]] = []
+    real = export._run_statuses
+
+    def both(store: Any, request: Any, rules: frozenset[str]) -> Any:
+        alone = real(store, request, rules)
+        whole = real(store, request, every)
+        got.append((rules, alone, {k: v for k, v in whole.items() if k[0] in rules}))
+        return alone
+
+    monkeypatch.setattr(export, "_run_statuses", both)
+    with start_emulator(tokens={OWNER_TOKEN: "owner"}, now=FIXED_NOW, revisions=60, repos=2) as e:
+        env = emulator_env(e, tmp_path / "state.db")
+        assert run_cli(["sync"], env=env, cwd=tmp_path)[0] == 0
+        code, out, err = run_cli(
+            ["export", "--all-revisions", "--out", "ev"], env=env, cwd=tmp_path
+        )
+        assert code == 0, out + err
+        (tmp_path / "p.yaml").write_text(LEADING_ZERO)
+        code, out, err = run_cli(
+            ["export", "--policy", "p.yaml", "--out", "ev2"], env=env, cwd=tmp_path
+        )
+    rules, alone, whole = got[0]
+    assert rules == {"CHG-AUT-003", "CHG-HOK-002"}
+    assert alone == whole
+    assert len(alone) > 100  # every step of 60 revisions, judged by each
+    assert {k[0] for k in alone} == rules
+    assert len(got) == 2 and got[1][0] == {"PIN-LEAKED", "QUOTA"}, got[1][0]
 
 
 LEADING_ZERO = """rules:
@@ -566,3 +646,24 @@ def test_a_ref_or_a_literal_on_an_unpinned_change_flips_a_result_that_is_named(
     assert any(rule == "CHG-NO-TRACE" and run == "fail" for rule, run, _ in listed)
     assert "not reproducible from this bundle" in got["export"][2]
     assert got["verify"][0] == 0, got["verify"]
+
+
+def test_a_waivers_or_model_copy_that_hides_a_secret_has_every_rule_evaluated_again() -> None:
+    """Any result may be waived by a waiver, or graded by the readiness model, whose copy
+    hides a secret: `_rules_may_differ` then names every rule; with no copy hiding one, and
+    no rule comparing a literal with a secret place or a remembered number, none."""
+    from auditor.policy import SHIPPED_POLICY_DIR, load_policies
+    from auditor.redact import Redactor
+    from auditor.workflows.export import _rules_may_differ
+
+    policy = load_policies([SHIPPED_POLICY_DIR])
+    plain = replace(policy, rules=tuple(r for r in policy.rules if r.id.startswith("BASE-SBX")))
+    redactor = Redactor(key=b"k" * 32)
+    copies = [{"bundled": f"inputs/policies/{i}", "sha256": "0"} for i in policy.files]
+    every = {r.id for r in plain.rules}
+    assert len(every) > 3
+    for waivers, model in (({"redacted": True}, {}), (None, {"redacted": True})):
+        inputs = {"policies": copies, "waivers": waivers, "readinessModel": model}
+        assert _rules_may_differ(inputs, plain, redactor) == every
+    inputs = {"policies": copies, "waivers": {"sha256": "0"}, "readinessModel": {}}
+    assert _rules_may_differ(inputs, plain, redactor) == set()

@@ -176,13 +176,16 @@ def compares_secret_place(policy: PolicySet) -> bool:
     by the state's key (the literal whose marker it is), a bundle has no such key and
     compares the literal with the marker's text, so the two can judge otherwise (`export`'s
     `notReproduced`). A pattern, `type`, `length`, `exists` and the like turn on no key."""
+    return any(map(rule_compares_secret_place, policy.rules))
+
+
+def rule_compares_secret_place(rule: Rule) -> bool:
+    """`compares_secret_place` of one rule (a rule's verdicts turn on nothing but its own
+    conditions, the data and the run's inputs: `export` evaluates again only such rules)."""
     from auditor.redact.redactor import ROOT
 
     return any(
-        _compares_at(cond, ROOT, None)
-        for rule in policy.rules
-        for cond in (rule.condition, rule.when)
-        if cond is not None
+        _compares_at(cond, ROOT, None) for cond in (rule.condition, rule.when) if cond is not None
     )
 
 
@@ -247,6 +250,11 @@ def number_literals(policy: PolicySet) -> frozenset[str]:
     setting), which `run` reads by the state's key and a bundle cannot; a copy of the policy
     writes a number as it is, so it marks nothing redacted (a text literal equal to such a
     secret is its marker in the copy)."""
+    return frozenset(text for rule in policy.rules for text in rule_number_literals(rule))
+
+
+def rule_number_literals(rule: Rule) -> Iterator[str]:
+    """`number_literals` of one rule (some may repeat)."""
     from auditor.redact.redactor import number_text
 
     def numbers(raw: Any) -> Iterator[str]:
@@ -259,16 +267,12 @@ def number_literals(policy: PolicySet) -> frozenset[str]:
             for value in raw.values():
                 yield from numbers(value)
 
-    return frozenset(
-        text
-        for rule in policy.rules
-        for cond in (rule.condition, rule.when)
-        if cond is not None
-        for leaf, _ in iter_leaves(cond)
-        for op, arg, raw in leaf.ops
-        if not isinstance(arg, Ref) and op.name not in _KEYLESS_OPS
-        for text in numbers(raw)
-    )
+    for cond in (rule.condition, rule.when):
+        if cond is not None:
+            for leaf, _ in iter_leaves(cond):
+                for op, arg, raw in leaf.ops:
+                    if not isinstance(arg, Ref) and op.name not in _KEYLESS_OPS:
+                        yield from numbers(raw)
 
 
 #: `Redactor.literals_hidden`: a function hiding the given literals in a text (None: none can).

@@ -34,7 +34,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -69,12 +69,12 @@ from auditor.policy import SHIPPED_POLICY_DIR, load_policies
 from auditor.policy.loader import PolicySet
 from auditor.policy.redacted import (
     RuleLiterals,
-    compares_secret_place,
     flagged_secrets,
     hidden_literals,
-    number_literals,
     redacted_source,
+    rule_compares_secret_place,
     rule_literals,
+    rule_number_literals,
     secrets_hidden,
 )
 from auditor.redact import RULES_VERSION, Redactor
@@ -534,7 +534,7 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
         **inputs,
     }
     _write(out / PARAMETERS, dumps_pretty(parameters))
-    may_differ = _may_differ(inputs, policy, store.redactor)
+    may_differ = _rules_may_differ(inputs, policy, store.redactor)
     del policy
     try:
         data = evaluate_bundle(out)
@@ -544,14 +544,14 @@ def _export(store: Store, out: Path, request: ExportRequest, key: Any) -> dict[s
     findings = len(data.findings)
     differ: list[JSON] = []
     if may_differ:
-        # the bundle may judge a result otherwise (its secrets are markers it has no key to
-        # read): its verdicts kept as {(rule, subject): status} alone and its evaluation let
-        # go before the run's is made, so the two are never held at once (`export
-        # --all-revisions` within the memory of one)
-        bundled = result_statuses(data)
+        # the bundle may judge a result of these rules otherwise (its secrets are markers it
+        # has no key to read): their verdicts kept as {(rule, subject): status} alone and
+        # its evaluation let go before the run's, of these rules alone, is made, so the two
+        # are never held at once (`export --all-revisions` within the memory of one)
+        bundled = result_statuses(data, may_differ)
         del data
         gc.collect()
-        differ = _not_reproduced(_run_statuses(store, request), bundled)
+        differ = _not_reproduced(_run_statuses(store, request, may_differ), bundled)
     latest = store.latest_revision()
     manifest: dict[str, JSON] = {
         "tool": "auditor",
@@ -586,34 +586,53 @@ NOT_REPRODUCED_WHY = (
 )
 
 
-def _any_redacted(inputs: Mapping[str, Any]) -> bool:
-    """Whether a copy of an input file in the bundle differs from the file (`"redacted"`)."""
-    copies = [*inputs["policies"], inputs["waivers"], inputs["readinessModel"]]
-    return any(isinstance(c, dict) and c.get("redacted") for c in copies)
+def _rules_may_differ(
+    inputs: Mapping[str, Any], policy: PolicySet, redactor: Redactor
+) -> frozenset[str]:
+    """The rules (by id) whose results the bundle may judge otherwise than `run`: those
+    reading a literal the run reads a marker by (the state's key) that the bundle compares
+    with the marker's text. That is every rule of a policy file whose copy in `inputs/` hides
+    a secret (every rule when the waivers' or the readiness model's copy does: any result
+    may be waived or graded by what it hides), a rule comparing a literal with a value secret
+    by its place (`rule_compares_secret_place`), and a rule with a number literal equal to a
+    secret the state file remembers (`rule_number_literals`: the value equal to it is a
+    marker wherever it is, and the copy writes the number as it is). A text literal equal to
+    such a secret is its marker in the copy, which is then redacted. Any other rule judges
+    the bundle's data as `run` judges the state's: its results are the same (a rule's
+    verdicts turn on its own conditions, the data and the inputs alone), so only these are
+    evaluated again (the shipped packs: 2 of 88 rules)."""
+    if any(
+        isinstance(c, dict) and c.get("redacted")
+        for c in (inputs["waivers"], inputs["readinessModel"])
+    ):
+        return frozenset(r.id for r in policy.rules)
+    ids: set[str] = set()
+    for copy, pf in zip(inputs["policies"], policy.files, strict=True):
+        if isinstance(copy, dict) and copy.get("redacted"):
+            ids.update(pf.rule_ids)
+    held: dict[str, bool] = {}  # a number's text: whether the memory holds it
 
+    def holds(text: str) -> bool:
+        if text not in held:
+            held[text] = redactor.scrub_known(text) != text
+        return held[text]
 
-def _may_differ(inputs: Mapping[str, Any], policy: PolicySet, redactor: Redactor) -> bool:
-    """Whether the bundle may judge a result otherwise than `run`: a literal the run reads a
-    marker by (the state's key) that the bundle compares with the marker's text. That is a
-    copy in `inputs/` that hides a secret (`_any_redacted`), a rule comparing a literal with a
-    value secret by its place (`compares_secret_place`), or a number literal equal to a
-    secret the state file remembers (`number_literals`: the value equal to it is a marker
-    wherever it is, and the copy writes the number as it is). A text literal equal to such a
-    secret is its marker in the copy, which is then redacted."""
-    if _any_redacted(inputs) or compares_secret_place(policy):
-        return True
-    numbers = number_literals(policy)
-    return bool(numbers) and any(redactor.scrub_known(text) != text for text in numbers)
+    for rule in policy.rules:
+        if rule.id not in ids and (
+            rule_compares_secret_place(rule) or any(map(holds, rule_number_literals(rule)))
+        ):
+            ids.add(rule.id)
+    return frozenset(ids)
 
 
 Statuses = dict[tuple[str, str], str]
 
 
-def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
+def _run_statuses(store: Store, request: ExportRequest, rules: frozenset[str]) -> Statuses:
     """Each result's status as `run` gives it with the export's options, by (rule, subject
-    key): the policy, waiver and model files as given, evaluated over the state file itself
-    with its key and memory of secrets (`run_audit`, nothing recorded). Only the statuses are
-    kept."""
+    key), for `rules` (ids): the policy, waiver and model files as given, evaluated over the
+    state file itself with its key and memory of secrets (`run_audit`, nothing recorded), the
+    policy's other rules left out. Only the statuses are kept."""
     from auditor.workflows.run import load_inputs
 
     loaded = load_inputs(
@@ -623,6 +642,8 @@ def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
         cwd=request.cwd,
         tokens=request.tokens,
     )
+    kept = tuple(r for r in loaded.policy.rules if r.id in rules)
+    loaded = replace(loaded, policy=replace(loaded.policy, rules=kept))
     options = AuditOptions(
         run_id=request.run_id,
         now=request.now,
@@ -633,13 +654,17 @@ def _run_statuses(store: Store, request: ExportRequest) -> Statuses:
         list_table=list_table_from_config(request.diff_keys or {}),
         usage_days=request.usage_days,
     )
-    return result_statuses(run_audit(store, loaded, options, record=False).data)
+    return result_statuses(run_audit(store, loaded, options, record=False).data, rules)
 
 
-def result_statuses(data: ReportData) -> Statuses:
-    """Each result's status in `data`, by (rule, subject key): what `notReproduced` compares,
-    at export and again at `verify`."""
-    return {(f.rule_id, f.subject.key): f.status for f in data.findings}
+def result_statuses(data: ReportData, rules: Container[str] | None = None) -> Statuses:
+    """Each result's status in `data` (of `rules`, ids, when given), by (rule, subject key):
+    what `notReproduced` compares, at export and again at `verify`."""
+    return {
+        (f.rule_id, f.subject.key): f.status
+        for f in data.findings
+        if rules is None or f.rule_id in rules
+    }
 
 
 def _not_reproduced(run_status: Statuses, bundle_status: Statuses) -> list[JSON]:

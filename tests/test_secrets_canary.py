@@ -135,6 +135,9 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
         f"vault login {k('vault_positional')}",
         f"npm config set //npm.example/:_authToken {k('npm_setting')}",
         f"echo {k('sudo_stdin')} | sudo -S systemctl restart agent",
+        # a password made of a word given to `--token` (T99 #2: shown in every report)
+        f"notify --token={k('token_word', _word() + str(1000 + secrets.randbelow(9000)))} --yes",
+        f"notify --token {k('token_passphrase', _word() + _word() + _word())}",
     ]
     s.setdefault("hooks", {})["SessionStart"] = [
         {"matcher": "", "hooks": [{"type": "command", "command": c, "timeout": 5} for c in hooks]}
@@ -142,6 +145,11 @@ def _plant(settings: dict[str, Any], k: Canaries) -> dict[str, Any]:
     s["hooks"].pop("SessionEnd", None)
     _plant_commands(s, k, "")
     return s
+
+
+def _word() -> str:
+    """Seven random lower-case letters: a word, as far as any detector can tell."""
+    return "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7))
 
 
 def _pw() -> str:

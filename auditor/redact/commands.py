@@ -500,7 +500,8 @@ def option_takes(option: str, value: str) -> bool:
     `--pass`, `--api-key`, `--secret-key`, `--encryption-key`, `--api-token`); of one named
     only `auth`, `key`, `token` or `sig`, only a value that may be a credential
     (`may_be_credential`: not `--auth github`, `--signature sha256`, `--key production`, which
-    remembered would be scrubbed from every key and value after); of a PIN's, a PIN only
+    remembered would be scrubbed from every key and value after), or, for `token`, a word a
+    password is made of (`--token hunter2`, not `--token github`); of a PIN's, a PIN only
     (`is_pin`: not `--pin v1.2.0`, `--pin node@20`); of a negated one (`--no-auth`) or a flag
     (`--ask-pass`, `--two-pass`), none."""
     if _NEGATED.match(option) or is_pass_flag(option):
@@ -513,7 +514,16 @@ def option_takes(option: str, value: str) -> bool:
         return True
     if not _BARE_JUDGED.fullmatch(option) and is_secret_key(option.lstrip("-")):
         return True
+    if _TOKEN_OPTION.fullmatch(option) and _PASSWORD_WORD.fullmatch(value):
+        return True  # `--token hunter2`: a password made of a word (T99 #2), not a token's name
     return may_be_credential(value)
+
+
+# An option named `token` alone: its value is a token's name (`--token github`, `--token main`)
+# or the token; a word with digits after it (`hunter2`, `admin123`) or one word of 16 letters
+# or more (`correcthorsebatterystaple`) names no token, so it is one.
+_TOKEN_OPTION = lazy_regex(globals(), "_TOKEN_OPTION", r"(?i)--?token")
+_PASSWORD_WORD = lazy_regex(globals(), "_PASSWORD_WORD", r"[a-z]{2,8}[0-9]{1,4}|[A-Za-z]{16,}")
 
 
 def is_pin(value: str) -> bool:

@@ -28,7 +28,8 @@ from auditor.redact.redactor import Redactor
 # rows were redacted under other rules (or by another auditor release) is redacted again when
 # next opened for writing, and redacted as it is read until then (`auditor.store`), so a secret
 # a newer auditor catches does not stay in plain text in rows an older one stored.
-RULES_VERSION = 10  # 10: a remembered secret's hex (and, by the process that learned it,
+RULES_VERSION = 11  # 11: a password made of a word given to `--token` (T99 #2)
+# 10: a remembered secret's hex (and, by the process that learned it,
 # the secret reversed) is hidden (T97 #3); 9: repairs analytics days a re-fetch wrote back in
 # clear (T95 #1: a secret learned after the day was first stored, kept from the stored copy)
 # (8: curl -u KEY:, SSHPASS/…_PASS=, netrc, XML elements, user:pw@host, …)

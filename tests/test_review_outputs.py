@@ -266,3 +266,26 @@ def test_the_change_table_and_evidence_show_a_value_that_does_not_print_as_its_e
         assert re.search(item + re.escape(f"<code>&#34;{shown}&#34;</code>"), html), shown
     for report in (md, html):
         assert not re.search("[\t\u200b\x00\x07]", report)
+
+
+def test_a_sarif_column_counts_characters_and_the_run_says_so(tmp_path: Path) -> None:
+    """A region's `startColumn` is the YAML and JSON readers' column, in characters; SARIF
+    reads columns as UTF-16 code units unless the run says otherwise (T99 #7: four emoji
+    before the value put it 4 columns off), so the run declares `unicodeCodePoints`."""
+    live = tmp_path / "live.json"
+    live.write_text('{"svcRouterGuidance": "x", "maxAutonomyLevel": "low"}', encoding="utf-8")
+    proposed = tmp_path / "proposed.json"
+    text = '{"svcRouterGuidance": "😀😀😀😀", "maxAutonomyLevel": "high"}'
+    proposed.write_text(text, encoding="utf-8")
+    outputs = _review(tmp_path, proposed, live)
+    run = outputs["sarif"]  # (`check_sarif` gives the run)
+    assert run["columnKind"] == "unicodeCodePoints"
+    located = [
+        r["locations"][0]["physicalLocation"]["region"]
+        for r in run["results"]
+        if r.get("locations") and "maxAutonomyLevel" in json.dumps(r["message"])
+    ]
+    assert located, run["results"]
+    for region in located:
+        assert region["startLine"] == 1
+        assert text[region["startColumn"] - 1 :].startswith('"high"'), region  # its value

@@ -614,6 +614,10 @@ def sarif_log(
             }
         },
         "automationDetails": {"id": automation_id(d)},
+        # a region's `startColumn` counts characters (the YAML and JSON readers' columns), not
+        # the UTF-16 code units SARIF assumes without this (T99 #7: a line with an emoji
+        # before the value was 4 columns off)
+        "columnKind": "unicodeCodePoints",
         "invocations": [
             {
                 "executionSuccessful": d.complete,

@@ -553,15 +553,16 @@ def interrupted_at_page_14(service: Service, cursor: str = "130") -> Iterator[No
 
 def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
     """Ctrl-C while page 14 is on its way (the service interrupts this process as it answers):
-    exit 130, the pages kept before named (pages are kept 10 at a time: the 3 read since the
-    last batch are lost), the state file kept."""
+    exit 130, the pages kept named (pages are kept 10 at a time, and the 3 read since the last
+    batch as the interrupt lands while a page is awaited: T101 #2, a page that never came
+    lost them), the state file kept."""
     service = Service(145)
     state = tmp_path / "state.db"
     with interrupted_at_page_14(service), serving(service) as url:
         code, _, err = sync(url, tmp_path, state)
         assert code == 130, err
         assert (
-            "sync interrupted: kept 10 pages (100 revisions); the next sync continues from "
+            "sync interrupted: kept 13 pages (130 revisions); the next sync continues from "
             "there (fetched 13 history pages / 130 revisions and 0 report pages / 0 reports "
             "before)"
         ) in err, err
@@ -571,16 +572,31 @@ def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
     assert contents(state) == from_scratch(service, tmp_path)
 
 
-def test_ctrl_c_before_a_page_is_kept_says_nothing_was_saved(tmp_path: Path) -> None:
+def test_ctrl_c_before_a_batch_is_kept_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
     """Tester T73 LOW-3: Ctrl-C while page 4 is on its way, before the first batch is kept:
-    the 3 pages read are lost, which the interrupted sync says, as a failed one does (it said
-    nothing but the exit line)."""
+    the interrupted sync says what it kept and had fetched, as a failed one does (it said
+    nothing but the exit line); the 3 pages read are kept (T101 #2: they were lost), and the
+    next sync goes on from them. Ctrl-C while the first page is on its way: nothing saved."""
     service = Service(145)
+    state = tmp_path / "state.db"
     with interrupted_at_page_14(service, cursor="30"), serving(service) as url:
-        code, _, err = sync(url, tmp_path, tmp_path / "state.db")
+        code, _, err = sync(url, tmp_path, state)
+        assert code == 130, err
+        assert (
+            "auditor: sync interrupted: kept 3 pages (30 revisions); the next sync continues "
+            "from there (fetched 3 history pages / 30 revisions and 0 report pages / 0 reports "
+            "before)\n"
+        ) in err, err
+        service.requests.clear()
+        code, _, err = sync(url, tmp_path, state)
+    assert code == 0, err
+    assert service.requests[:2] == ["", "20"]  # the head, then the last kept page again
+    assert contents(state) == from_scratch(service, tmp_path)
+    with interrupted_at_page_14(service, cursor=None), serving(service) as url:  # type: ignore[arg-type]
+        code, _, err = sync(url, tmp_path, tmp_path / "first.db")
     assert code == 130, err
     assert (
-        "auditor: sync interrupted: nothing saved (fetched 3 history pages / 30 revisions and "
+        "auditor: sync interrupted: nothing saved (fetched 0 history pages / 0 revisions and "
         "0 report pages / 0 reports before)\n"
     ) in err, err
 
@@ -616,10 +632,10 @@ def test_a_secret_read_after_the_last_kept_batch_is_scrubbed_from_it_when_interr
     location: Path | str, tmp_path: Path
 ) -> None:
     """Review R36 #1: revision 140 (kept with the first batch) holds a value nothing marks as
-    a secret; revision 30, on page 12, read but not yet kept, names it a model's apiKey; Ctrl-C
-    while page 14 is on its way. The kept row is scrubbed and the secret remembered before the
-    command ends, as keeping a batch does: no form of it is left in the store (it stayed in
-    clear in the kept row)."""
+    a secret; revision 30, on page 12, read after that batch, names it a model's apiKey;
+    Ctrl-C while page 14 is on its way. The kept row is scrubbed and the secret remembered
+    before the command ends, as keeping a batch does: no form of it is left in the store (it
+    stayed in clear in the kept row)."""
     from pgcluster import stored_bytes
 
     value = "opaquevalueXyzzyPlugh4821"
@@ -629,7 +645,7 @@ def test_a_secret_read_after_the_last_kept_batch_is_scrubbed_from_it_when_interr
     with interrupted_at_page_14(service), serving(service) as url:
         code, _, err = sync(url, tmp_path, location)
         assert code == 130, err
-        assert "kept 10 pages (100 revisions)" in err
+        assert "kept 13 pages (130 revisions)" in err
         raw = state_bytes(location) if isinstance(location, Path) else stored_bytes(location)
         assert [f for f in secret_forms(value) if f.encode() in raw] == []
         code, _, err = sync(url, tmp_path, location)

@@ -934,6 +934,10 @@ class _History:
                 if staging:
                     self._save_before()
                 raise
+            except KeyboardInterrupt:  # Ctrl-C, SIGTERM while the next page is awaited (T101
+                if staging:  # #2: 6 pages read, then a page that never came, lost all 6)
+                    self._save_before()
+                raise
             again, resumed = resumed, False
             first = first or page
             linking = kept is not None and not kept.linked

@@ -323,7 +323,8 @@ def test_a_page_the_deadline_leaves_no_time_for_says_so() -> None:
         all_history(c)
     assert str(info.value) == (
         f"GET {HISTORY_PATH}?limit=10&cursor=c30 not sent: the sync's deadline of 100s passed "
-        "after 120s of earlier requests (raise `deadline` if there is really that much to fetch)"
+        "after 120s of its earlier requests and the reading of their pages (raise `deadline` "
+        "if there is really that much to fetch)"
     )
     assert len(rec.requests) == 3
 

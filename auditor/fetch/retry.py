@@ -538,13 +538,13 @@ class Requester:
         last = _Retryable("not sent", network=True)
         while True:
             limit = min(self._policy.timeout, self._budget.left())
-            if limit <= 0 and attempt == 0:  # earlier requests used the whole sync's time
+            if limit <= 0 and attempt == 0:  # the sync so far used its whole time
                 spent = _seconds(self._budget.elapsed())
                 raise self._error(
                     f"{self._shown(label)} not sent: the sync's deadline of "
                     f"{_seconds(self._budget.seconds)} "
-                    f"passed after {spent} of earlier requests (raise `deadline` if there is "
-                    "really that much to fetch)",
+                    f"passed after {spent} of its earlier requests and the reading of their "
+                    "pages (raise `deadline` if there is really that much to fetch)",
                     request,
                 )
             if limit <= 0:

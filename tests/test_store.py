@@ -1036,3 +1036,29 @@ def test_a_secret_the_newer_rules_find_is_redacted_from_earlier_rows_too(
         assert first is not None
         assert first.settings["notes"] == f"rotate {s.redactor.marker(OLD_RULES_SECRET)} soon"
     assert OLD_RULES_SECRET.encode() not in stored_bytes(state_path)
+
+
+def test_an_empty_state_file_auditor_did_not_make_is_refused_not_started_afresh(
+    tmp_path: Path,
+) -> None:
+    """Tester T100 #1: a state file cut to 0 bytes (a failed copy or cache restore) was taken
+    for a new one by `sync` and `run`: a new fingerprint key and baseline, silently (nothing
+    new, nothing resolved). auditor never leaves an empty file (one it made and could not
+    finish is removed), so every command refuses one, exit 2, and leaves it as it is."""
+    from tests.conftest import run_cli
+
+    state = tmp_path / "state.db"
+    state.write_bytes(b"")
+    for readonly in (False, True):
+        with pytest.raises(StoreError) as info:
+            Store.open(state, readonly=readonly)
+        assert str(info.value).startswith(f"{state} is an empty file, not a state file")
+        assert "remove it to start a new state file" in str(info.value)
+    assert state.read_bytes() == b"" and sorted(p.name for p in tmp_path.iterdir()) == [state.name]
+    argv = ["run", "--offline", "--state", str(state), "--out", "o"]
+    code, _out, err = run_cli(argv, {}, tmp_path)
+    assert code == 2 and "is an empty file, not a state file" in err, err
+    assert state.read_bytes() == b""
+    fresh = tmp_path / "new.db"
+    with Store.open(fresh) as store:  # one auditor makes: a new state file
+        assert store.created

@@ -425,7 +425,7 @@ class Store:
         try:
             db = connect(path, readonly=readonly)
             itself = lock_file_itself(path, shared=readonly)  # its hard links too
-            key = prepare(db, path, fingerprint_key, readonly=readonly)
+            key = prepare(db, path, fingerprint_key, readonly=readonly, created=created)
             if handle is None:
                 # No lock (a folder this reader cannot write): a writer may start meanwhile, as
                 # the lock file it creates is held by nobody. One read transaction for the

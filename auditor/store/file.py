@@ -406,16 +406,30 @@ def _identify(db: sqlite3.Connection, path: Path) -> bool:
     )
 
 
-def prepare(db: sqlite3.Connection, path: Path, override: bytes | None, *, readonly: bool) -> bytes:
-    """Check an auditor state file (or create the schema in an empty one, in one transaction)
-    and return the fingerprint key."""
+def prepare(
+    db: sqlite3.Connection,
+    path: Path,
+    override: bytes | None,
+    *,
+    readonly: bool,
+    created: bool = True,
+) -> bytes:
+    """Check an auditor state file (or create the schema in an empty one this call `created`,
+    in one transaction) and return the fingerprint key. An empty file this call did not make
+    is refused: auditor never leaves one (a state file it made and could not finish is
+    removed), so it is a state file cut to nothing (a failed copy or cache restore), and
+    starting afresh there would lose the baseline silently (tester T100 #1)."""
     if _identify(db, path):
         key = open_existing(db, str(path), override, readonly=readonly)
         if not readonly and int(db.execute("PRAGMA application_id").fetchone()[0]) == 0:
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         return key
-    if readonly:
-        raise StoreError(f"{path} is an empty file, not a state file: run `auditor sync` first")
+    if readonly or not created:
+        raise StoreError(
+            f"{path} is an empty file, not a state file: a state file cut to nothing (a failed "
+            "copy or cache restore?) has no history, baseline or key to go on from; remove it "
+            "to start a new state file (a new baseline and fingerprint key), or restore it"
+        )
     return create_new(db, override)
 
 

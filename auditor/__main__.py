@@ -3,18 +3,24 @@ program is still loading ending as any interrupt does (exit 130, one line, no tr
 
 from __future__ import annotations
 
-import _thread
-import contextlib
-import gc
-import os
-import signal
-import sys
-import threading
-from collections.abc import Callable
-from types import FrameType
-from typing import Any
+try:  # a Ctrl-C while this module's own imports load (its first ~20 ms): one line, exit 130
+    import _thread
+    import contextlib
+    import gc
+    import os
+    import signal
+    import sys
+    import threading
+    from collections.abc import Callable
+    from types import FrameType
+    from typing import Any
 
-from auditor.errors import OUT_OF_MEMORY  # (no import of its own)
+    from auditor.errors import OUT_OF_MEMORY  # (no import of its own)
+except KeyboardInterrupt:  # (T99 #8: Python's traceback through `from typing import Any`)
+    import sys
+
+    print("auditor: exit 130: interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
 
 
 class _Terminated(KeyboardInterrupt):

@@ -240,6 +240,27 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(
     assert capsys.readouterr().err == "auditor: exit 130: interrupted\n"
 
 
+def test_ctrl_c_while_the_entry_module_itself_loads_is_one_line_and_exit_130(
+    tmp_path: Path,
+) -> None:
+    """Tester T99 #8: a Ctrl-C 15-20 ms after start, while `auditor.__main__`'s own imports
+    load (before `entry` runs), printed Python's traceback through `from typing import Any`."""
+    script = (
+        "import runpy, sys\n"
+        "class F:\n"
+        "    def find_spec(self, name, *_):\n"
+        "        if name == 'auditor.errors':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, F())\n"
+        "sys.argv = ['auditor', '--version']\n"
+        "runpy.run_module('auditor', run_name='__main__')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (130, "auditor: exit 130: interrupted\n")
+
+
 class _Terminating:
     """A meta path finder sending this process SIGTERM when `name` is imported (a CI job
     cancelled while auditor starts)."""

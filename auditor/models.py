@@ -283,4 +283,5 @@ class DataWarning:
     def describe(self) -> str:
         """One line: path, problem, the item and where it came from."""
         more = f"; {self.count - 1} more items like it" if self.count > 1 else ""
-        return f"{self.path}: {self.problem} ({self.item}, {self.where}{more})"
+        where = f", {self.where}" if self.where else ""  # (T101 #4: `(the kept pages, )`)
+        return f"{self.path}: {self.problem} ({self.item}{where}{more})"

@@ -240,6 +240,9 @@ def test_the_same_problem_in_many_items_is_one_line_with_a_count() -> None:
         warning.describe()
         == "$.changes[0].user: odd (revision 0, GET x page 1; 2 more items like it)"
     )
+    # a warning from no request (the kept pages dropped) names no empty place (T101 #4)
+    dropped = DataWarning("$.changes", "kept pages dropped", "the kept history pages")
+    assert dropped.describe() == "$.changes: kept pages dropped (the kept history pages)"
 
 
 def test_duplicate_keys_are_found_and_named() -> None:

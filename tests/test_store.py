@@ -1062,3 +1062,36 @@ def test_an_empty_state_file_auditor_did_not_make_is_refused_not_started_afresh(
     fresh = tmp_path / "new.db"
     with Store.open(fresh) as store:  # one auditor makes: a new state file
         assert store.created
+
+
+def test_a_first_open_killed_while_the_schema_is_written_leaves_no_empty_state_file(
+    tmp_path: Path,
+) -> None:
+    """Review R96 #5: SQLite makes the file as it connects, so a process killed (SIGKILL, out
+    of memory) before the new schema was committed left a 0-byte state file, which every
+    later command refuses as a state file cut to nothing (a workflow would cache it and exit
+    2 every night). A new state file is made whole beside its name and linked in: a kill
+    leaves no file under the name, and the next open makes one (and clears what was left)."""
+    import subprocess
+    import textwrap
+
+    state = tmp_path / "state.db"
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+        import auditor.store.file as f
+        real = f.create_new
+        def killed(db, *a, **k):
+            real(db, *a, **k)
+            os.kill(os.getpid(), signal.SIGKILL)  # the schema written, not linked in yet
+        f.create_new = killed
+        from auditor.store.database import Store
+        Store.open({str(state)!r})
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.returncode == -9, done.stderr
+    assert not state.exists()
+    with Store.open(state) as store:
+        assert store.created
+    assert os.stat(state).st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")] == []

@@ -50,6 +50,7 @@ from auditor.store.dialect import has_table, meta_text, meta_value, stream
 from auditor.store.file import (
     DAMAGED_HINT,
     acquire_lock,
+    build_new,
     check_regular,
     connect,
     create_new,
@@ -422,10 +423,14 @@ class Store:
         created = not path.exists()  # looked at under the lock; through a symlink to its target
         db: sqlite3.Connection | None = None
         itself: int | None = None
+        linked = False  # this call linked a new state file in
         try:
+            if created and not readonly:  # made whole beside it, then linked in: never empty
+                build_new(path, fingerprint_key)
+                linked = True
             db = connect(path, readonly=readonly)
             itself = lock_file_itself(path, shared=readonly)  # its hard links too
-            key = prepare(db, path, fingerprint_key, readonly=readonly, created=created)
+            key = prepare(db, path, fingerprint_key, readonly=readonly)
             if handle is None:
                 # No lock (a folder this reader cannot write): a writer may start meanwhile, as
                 # the lock file it creates is held by nobody. One read transaction for the
@@ -444,8 +449,8 @@ class Store:
                 db.close()
             if itself is not None:  # after the database (see `lock_file_itself`)
                 os.close(itself)
-            if created and db is not None:  # this call made the file: it holds nothing yet
-                _remove_created(path)  # (a Ctrl-C while its schema is written: no empty store)
+            if linked:  # this call made the file: it holds nothing of the service's yet
+                _remove_created(path)
             if handle is not None:
                 if lock_made:  # (while held: `--state notes.yaml` leaves no `notes.yaml.lock`)
                     with contextlib.suppress(OSError):

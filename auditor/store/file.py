@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import glob
 import hashlib
 import hmac
 import os
@@ -388,6 +389,40 @@ def _create_private(path: Path) -> None:
         os.close(fd)
 
 
+def build_new(path: Path, override: bytes | None) -> None:
+    """Make a new state file at `path` whole: its schema and key are written into a file
+    beside it (0600), which is then linked in under the state file's name, so `path` never
+    holds an empty file: one left by a process killed while the schema was written would be
+    refused as a state file cut to nothing (`prepare`), every night of a workflow that cached
+    it (review R96 #5). `FileExistsError` when something took the name meanwhile."""
+    target = path.resolve()
+    scratch = target.with_name(f".{target.name}.{os.getpid()}.new")
+    try:
+        # what a process killed while making one left (the caller holds the state's lock, so
+        # no other auditor is making one now)
+        for left in target.parent.glob(f".{glob.escape(target.name)}.*.new*"):
+            with suppress(OSError):
+                left.unlink()
+        _create_private(scratch)
+        db = sqlite3.connect(scratch, isolation_level=None)
+        try:
+            create_new(db, override)
+        finally:
+            db.close()
+        try:
+            os.link(scratch, target)
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: the name is still free (the lock)
+            if target.exists():
+                raise FileExistsError(f"{target} appeared while it was made") from None
+            os.replace(scratch, target)
+    finally:
+        for leftover in (scratch, Path(f"{scratch}-journal")):
+            with suppress(OSError):
+                leftover.unlink()
+
+
 def _identify(db: sqlite3.Connection, path: Path) -> bool:
     """True for an auditor state file, False for an empty one; StoreError (before anything is
     written) for any other SQLite database, so another program's file is never touched."""
@@ -406,31 +441,21 @@ def _identify(db: sqlite3.Connection, path: Path) -> bool:
     )
 
 
-def prepare(
-    db: sqlite3.Connection,
-    path: Path,
-    override: bytes | None,
-    *,
-    readonly: bool,
-    created: bool = True,
-) -> bytes:
-    """Check an auditor state file (or create the schema in an empty one this call `created`,
-    in one transaction) and return the fingerprint key. An empty file this call did not make
-    is refused: auditor never leaves one (a state file it made and could not finish is
-    removed), so it is a state file cut to nothing (a failed copy or cache restore), and
+def prepare(db: sqlite3.Connection, path: Path, override: bytes | None, *, readonly: bool) -> bytes:
+    """Check an auditor state file and return the fingerprint key. An empty file is refused:
+    auditor never leaves one (a new state file is made whole beside its name and linked in,
+    `build_new`), so it is a state file cut to nothing (a failed copy or cache restore), and
     starting afresh there would lose the baseline silently (tester T100 #1)."""
     if _identify(db, path):
         key = open_existing(db, str(path), override, readonly=readonly)
         if not readonly and int(db.execute("PRAGMA application_id").fetchone()[0]) == 0:
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         return key
-    if readonly or not created:
-        raise StoreError(
-            f"{path} is an empty file, not a state file: a state file cut to nothing (a failed "
-            "copy or cache restore?) has no history, baseline or key to go on from; remove it "
-            "to start a new state file (a new baseline and fingerprint key), or restore it"
-        )
-    return create_new(db, override)
+    raise StoreError(
+        f"{path} is an empty file, not a state file: a state file cut to nothing (a failed "
+        "copy or cache restore?) has no history, baseline or key to go on from; remove it "
+        "to start a new state file (a new baseline and fingerprint key), or restore it"
+    )
 
 
 def open_existing(db: Any, where: str, override: bytes | None, *, readonly: bool) -> bytes:

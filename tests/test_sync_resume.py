@@ -551,54 +551,43 @@ def interrupted_at_page_14(service: Service, cursor: str = "130") -> Iterator[No
         service.answer = real  # type: ignore[method-assign]
 
 
-def test_ctrl_c_midway_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
-    """Ctrl-C while page 14 is on its way (the service interrupts this process as it answers):
-    exit 130, the pages kept named (pages are kept 10 at a time, and the 3 read since the last
-    batch as the interrupt lands while a page is awaited: T101 #2, a page that never came
-    lost them), the state file kept."""
+@pytest.mark.parametrize(("cursor", "pages"), [("130", 13), ("30", 3)])
+def test_ctrl_c_while_a_page_is_awaited_keeps_the_pages_read_and_says_so(
+    tmp_path: Path, cursor: str, pages: int
+) -> None:
+    """Ctrl-C while page 14 (or page 4, before the first batch of 10 is kept) is on its way
+    (the service interrupts this process as it answers): exit 130, the state file kept with
+    every page read before it (T101 #2: those read since the last batch were lost, all of them
+    when a page never came), and the interrupted sync says what it kept and had fetched, as a
+    failed one does (tester T73 LOW-3: it said nothing but the exit line). The next sync reads
+    the head, the last kept page again and the rest."""
     service = Service(145)
     state = tmp_path / "state.db"
-    with interrupted_at_page_14(service), serving(service) as url:
+    with interrupted_at_page_14(service, cursor=cursor), serving(service) as url:
         code, _, err = sync(url, tmp_path, state)
         assert code == 130, err
         assert (
-            "sync interrupted: kept 13 pages (130 revisions); the next sync continues from "
-            "there (fetched 13 history pages / 130 revisions and 0 report pages / 0 reports "
-            "before)"
-        ) in err, err
-        assert state.exists()
-        code, _, err = sync(url, tmp_path, state)
-    assert code == 0, err
-    assert contents(state) == from_scratch(service, tmp_path)
-
-
-def test_ctrl_c_before_a_batch_is_kept_keeps_the_pages_read_and_says_so(tmp_path: Path) -> None:
-    """Tester T73 LOW-3: Ctrl-C while page 4 is on its way, before the first batch is kept:
-    the interrupted sync says what it kept and had fetched, as a failed one does (it said
-    nothing but the exit line); the 3 pages read are kept (T101 #2: they were lost), and the
-    next sync goes on from them. Ctrl-C while the first page is on its way: nothing saved."""
-    service = Service(145)
-    state = tmp_path / "state.db"
-    with interrupted_at_page_14(service, cursor="30"), serving(service) as url:
-        code, _, err = sync(url, tmp_path, state)
-        assert code == 130, err
-        assert (
-            "auditor: sync interrupted: kept 3 pages (30 revisions); the next sync continues "
-            "from there (fetched 3 history pages / 30 revisions and 0 report pages / 0 reports "
-            "before)\n"
+            f"auditor: sync interrupted: kept {pages} pages ({pages * 10} revisions); the next "
+            f"sync continues from there (fetched {pages} history pages / {pages * 10} revisions "
+            "and 0 report pages / 0 reports before)\n"
         ) in err, err
         service.requests.clear()
         code, _, err = sync(url, tmp_path, state)
     assert code == 0, err
-    assert service.requests[:2] == ["", "20"]  # the head, then the last kept page again
+    assert service.requests[:2] == ["", str((pages - 1) * 10)]
     assert contents(state) == from_scratch(service, tmp_path)
+
+
+def test_ctrl_c_while_the_first_page_is_awaited_says_nothing_was_saved(tmp_path: Path) -> None:
+    service = Service(145)
     with interrupted_at_page_14(service, cursor=None), serving(service) as url:  # type: ignore[arg-type]
-        code, _, err = sync(url, tmp_path, tmp_path / "first.db")
+        code, _, err = sync(url, tmp_path, tmp_path / "state.db")
     assert code == 130, err
     assert (
         "auditor: sync interrupted: nothing saved (fetched 0 history pages / 0 revisions and "
         "0 report pages / 0 reports before)\n"
     ) in err, err
+    assert not (tmp_path / "state.db").exists()
 
 
 def test_a_run_whose_sync_fails_says_so_once(tmp_path: Path) -> None:

@@ -102,8 +102,7 @@ WORDING = [
         "CHG-CMD-001",
         {"commandBlocklist": ["rm -rf /"]},
         {},
-        # (+1: the list with entries gone from the settings, which a rename fails too)
-        'removed commandBlocklist (was ["rm -rf /"]) (+1 more) by a@b.c in rev 412',
+        'removed commandBlocklist (was ["rm -rf /"]) by a@b.c in rev 412',
         id="removed-list",
     ),
     pytest.param(

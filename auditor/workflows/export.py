@@ -600,7 +600,7 @@ def _rules_may_differ(
     such a secret is its marker in the copy, which is then redacted. Any other rule judges
     the bundle's data as `run` judges the state's: its results are the same (a rule's
     verdicts turn on its own conditions, the data and the inputs alone), so only these are
-    evaluated again (the shipped packs: 2 of 90 rules)."""
+    evaluated again (the shipped packs: 2 of 91 rules)."""
     if any(
         isinstance(c, dict) and c.get("redacted")
         for c in (inputs["waivers"], inputs["readinessModel"])

@@ -1095,3 +1095,25 @@ def test_a_first_open_killed_while_the_schema_is_written_leaves_no_empty_state_f
         assert store.created
     assert os.stat(state).st_mode & 0o777 == 0o600
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")] == []
+
+
+def test_a_name_another_program_takes_while_a_new_state_file_is_made_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new state file is linked in under its name last (`build_new`): when another program
+    made a file there meanwhile, the command says so in one line (it was `unexpected
+    FileExistsError`), leaves that file alone and no scratch file behind."""
+    from auditor.store import file as store_file
+
+    state = tmp_path / "state.db"
+
+    def taken(src: object, dst: object) -> None:
+        state.write_bytes(b"another program's")
+        raise FileExistsError(17, "File exists")
+
+    monkeypatch.setattr(store_file.os, "link", taken)
+    with pytest.raises(StoreError) as info:
+        Store.open(state)
+    assert "was made by another program while auditor made a new state file" in str(info.value)
+    assert state.read_bytes() == b"another program's"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")] == []

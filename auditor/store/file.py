@@ -362,12 +362,10 @@ def release_lock(handle: IO[str]) -> None:
 
 
 def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
-    """An autocommit connection; a read-only one cannot change a byte of the file. A writing
-    one creates a missing file 0600 first (it holds the fingerprint key), whatever the umask:
-    SQLite gives its `-journal` and `-wal` files the database file's permissions."""
+    """An autocommit connection to an existing state file (a new one is made whole first,
+    0600, by `build_new`); a read-only one cannot change a byte of the file."""
     if readonly:
         return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
-    _create_private(path)
     return sqlite3.connect(path, isolation_level=None)
 
 
@@ -394,7 +392,7 @@ def build_new(path: Path, override: bytes | None) -> None:
     beside it (0600), which is then linked in under the state file's name, so `path` never
     holds an empty file: one left by a process killed while the schema was written would be
     refused as a state file cut to nothing (`prepare`), every night of a workflow that cached
-    it (review R96 #5). `FileExistsError` when something took the name meanwhile."""
+    it (review R96 #5). StoreError when another program took the name meanwhile."""
     target = path.resolve()
     scratch = target.with_name(f".{target.name}.{os.getpid()}.new")
     try:
@@ -412,10 +410,11 @@ def build_new(path: Path, override: bytes | None) -> None:
         try:
             os.link(scratch, target)
         except FileExistsError:
-            raise
+            raise StoreError(
+                f"{path} was made by another program while auditor made a new state file "
+                "there; nothing was written to it: run the command again"
+            ) from None
         except OSError:  # a file system without hard links: the name is still free (the lock)
-            if target.exists():
-                raise FileExistsError(f"{target} appeared while it was made") from None
             os.replace(scratch, target)
     finally:
         for leftover in (scratch, Path(f"{scratch}-journal")):

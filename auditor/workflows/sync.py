@@ -930,12 +930,10 @@ class _History:
                 if staging:
                     self._save_before()
                 raise
-            except AuditorError:  # (a page that is not JSON, a repeated cursor)
+            # (a page that is not JSON, a repeated cursor; Ctrl-C or SIGTERM while it is
+            # awaited: T101 #2, 6 pages read, then a page that never came, lost all 6)
+            except (AuditorError, KeyboardInterrupt):
                 if staging:
-                    self._save_before()
-                raise
-            except KeyboardInterrupt:  # Ctrl-C, SIGTERM while the next page is awaited (T101
-                if staging:  # #2: 6 pages read, then a page that never came, lost all 6)
                     self._save_before()
                 raise
             again, resumed = resumed, False
